@@ -1,1 +1,110 @@
-"""cassette."""
+"""cassette: record an LLM agent run once - every LLM call and tool call - and replay it offline.
+
+Example::
+
+    import cassette
+    from openai import OpenAI
+
+    client = cassette.instrument(OpenAI())
+
+    @cassette.tool
+    def lookup_order(order_id: str) -> dict: ...
+
+    @cassette.use("tests/cassettes/triage.json")  # records if missing, replays if present
+    def test_triage():
+        ...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cassette._api import drift, use, using
+from cassette._errors import (
+    BlobError,
+    CassetteConfigError,
+    CassetteError,
+    CassetteFormatError,
+    CassetteMiss,
+    CassetteNotFoundError,
+    CassetteOrderError,
+    CassetteShapeError,
+    CassetteToolError,
+    CassetteUnusedError,
+    CassetteWarning,
+    CorruptCassetteError,
+    InvalidBlobRefError,
+    MissingBlobError,
+    TamperedBlobError,
+    TruncatedCassetteError,
+    UnknownModeError,
+    UnsupportedVersionError,
+)
+from cassette._model import Cassette, HttpRequest, Interaction
+from cassette._session import AmbiguousSessionError, Mode, Session, current_session
+from cassette._store import load_cassette
+from cassette._tools import tool
+from cassette._transport import async_http_client, async_transport, http_client, instrument, transport
+from cassette.hookspecs import hookimpl
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AmbiguousSessionError",
+    "BlobError",
+    "Cassette",
+    "CassetteConfigError",
+    "CassetteError",
+    "CassetteFormatError",
+    "CassetteMiss",
+    "CassetteNotFoundError",
+    "CassetteOrderError",
+    "CassetteShapeError",
+    "CassetteToolError",
+    "CassetteUnusedError",
+    "CassetteWarning",
+    "CorruptCassetteError",
+    "HttpRequest",
+    "Interaction",
+    "InvalidBlobRefError",
+    "MissingBlobError",
+    "Mode",
+    "Session",
+    "TamperedBlobError",
+    "TruncatedCassetteError",
+    "UnknownModeError",
+    "UnsupportedVersionError",
+    "async_http_client",
+    "async_transport",
+    "current_session",
+    "drift",
+    "hookimpl",
+    "http_client",
+    "instrument",
+    "load_cassette",
+    "semantic_drift",
+    "semantic_match",
+    "tool",
+    "transport",
+    "use",
+    "using",
+]
+
+
+def semantic_match(actual: Any, expected: Any, **kwargs: Any) -> Any:
+    """Does ``actual`` carry the meaning of ``expected``? Returns a truthy/falsy ``MatchResult``.
+
+    Example::
+
+        assert cassette.semantic_match(answer, "offers a refund")
+    """
+    from cassette._semantic import semantic_match as _match
+
+    return _match(actual, expected, **kwargs)
+
+
+def semantic_drift(*args: Any, **kwargs: Any) -> Any:
+    """Real regressions of the last rerecord, each with a category (see docs/semantic.md)."""
+    from cassette._semantic_drift import semantic_drift as _drift
+
+    return _drift(*args, **kwargs)

@@ -94,3 +94,11 @@ class RecordingFailedError(CassetteError):
 
 class CassetteWarning(UserWarning):
     """Unused interactions, order divergences and other non-fatal findings."""
+
+
+class SemanticBackendError(CassetteError):
+    """A semantic backend cannot run: its optional extra is missing or its model failed to load."""
+
+
+class UnknownSemanticBackendError(SemanticBackendError, CassetteConfigError):
+    """`semantic_match(backend=...)` or `[tool.cassette] semantic_backend` names no installed backend."""

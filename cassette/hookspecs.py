@@ -82,6 +82,7 @@ def cassette_secret_rules() -> list[Any]:
     All results are concatenated. Rules are used by ``cassette scan``, the
     ``cassette-secrets`` pre-commit hook and the pattern redactor.
     """
+    return []
 
 
 @hookspec
@@ -91,6 +92,7 @@ def cassette_semantic_backends() -> list[Any]:
 
     All results are merged; a later plugin may not shadow a built-in name.
     """
+    return []
 
 
 @hookspec
@@ -102,3 +104,4 @@ def cassette_volatile_fields(kind: str) -> list[str]:
 
     All results are concatenated.
     """
+    return []

@@ -1,0 +1,187 @@
+"""``[tool.cassette]`` in pyproject.toml: read with tomlkit, validated key by key."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from cassette._errors import CassetteConfigError
+
+MODES = ("auto", "record", "replay", "rerecord")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings from ``[tool.cassette]``; every field has a working default."""
+
+    root: Path = field(default_factory=Path.cwd)  # the directory holding pyproject.toml
+    source: Path | None = None  # the pyproject.toml read, if any
+    cassette_dir: str = "tests/cassettes"
+    store: str | None = None  # blob store directory; default <cassette_dir>/.blobs
+    mode: str = "auto"
+    blob_threshold: int = 512
+    check_order: str = "warn"  # "warn" | "error" | "off"
+    unused: str = "warn"  # "warn" | "error" | "off"
+    plugins: tuple[str, ...] = ()
+    redact_headers: tuple[str, ...] = ()
+    redact_fields: tuple[str, ...] = ()
+    redact_query: tuple[str, ...] = ()
+    allow_hosts: tuple[str, ...] = ()
+    network_guard: bool = True
+    semantic_backend: str = "lexical"
+    semantic_thresholds: dict[str, float] = field(default_factory=dict)
+    judge_model: str = "gpt-4o-mini"
+    max_age: str | None = None  # e.g. "90d"
+    max_age_action: str = "warn"  # "warn" | "fail" | "rerecord"
+    secrets_allow: tuple[str, ...] = ()
+    orphans: str = "off"  # "off" | "warn" | "fail"
+
+    def cassette_root(self) -> Path:
+        return (self.root / self.cassette_dir).resolve()
+
+    def store_path(self) -> Path:
+        if self.store:
+            return (self.root / self.store).resolve()
+        return self.cassette_root() / ".blobs"
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "mode": MODES,
+    "check_order": ("warn", "error", "off"),
+    "unused": ("warn", "error", "off"),
+    "max_age_action": ("warn", "fail", "rerecord"),
+    "orphans": ("off", "warn", "fail"),
+}
+
+
+def _check(key: str, value: Any, expected: Any, source: Path) -> Any:
+    def bad(what: str) -> CassetteConfigError:
+        return CassetteConfigError(
+            f"{source}: [tool.cassette] {key} must be {what}, got {value!r}. Fix the value in that file.",
+            path=source,
+        )
+
+    if expected is bool:
+        if not isinstance(value, bool):
+            raise bad("true or false")
+        return value
+    if expected is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise bad("a non-negative integer")
+        return value
+    if expected in (str, "str|None"):
+        if not isinstance(value, str):
+            raise bad("a string")
+        if key in _CHOICES and value not in _CHOICES[key]:
+            raise bad("one of " + ", ".join(repr(c) for c in _CHOICES[key]))
+        return value
+    if expected == "strs":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad("a list of strings")
+        return tuple(value)
+    if expected == "floats":
+        if not isinstance(value, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()
+        ):
+            raise bad("a table of numbers, e.g. {lexical = 0.6}")
+        return {str(k): float(v) for k, v in value.items()}
+    raise AssertionError(expected)  # pragma: no cover
+
+
+_TYPES: dict[str, Any] = {
+    "cassette_dir": str,
+    "store": "str|None",
+    "mode": str,
+    "blob_threshold": int,
+    "check_order": str,
+    "unused": str,
+    "plugins": "strs",
+    "redact_headers": "strs",
+    "redact_fields": "strs",
+    "redact_query": "strs",
+    "allow_hosts": "strs",
+    "network_guard": bool,
+    "semantic_backend": str,
+    "semantic_thresholds": "floats",
+    "judge_model": str,
+    "max_age": "str|None",
+    "max_age_action": str,
+    "secrets_allow": "strs",
+    "orphans": str,
+}
+
+
+def find_pyproject(start: Path | None = None) -> Path | None:
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        candidate = d / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def parse_config(pyproject: Path) -> Config:
+    """Read and validate ``[tool.cassette]`` from one pyproject.toml.
+
+    Example::
+
+        cfg = parse_config(Path("pyproject.toml"))
+        cfg.cassette_dir  # "tests/cassettes" unless set
+    """
+    try:
+        doc = tomlkit.parse(pyproject.read_text(encoding="utf-8"))
+    except (TOMLKitError, UnicodeDecodeError) as exc:
+        raise CassetteConfigError(
+            f"{pyproject}: not valid TOML ({exc}). Fix the syntax of that file.", path=pyproject
+        ) from exc
+    section = doc.get("tool", {}).get("cassette", {})
+    section = section.unwrap() if hasattr(section, "unwrap") else dict(section)
+    if not isinstance(section, dict):
+        raise CassetteConfigError(f"{pyproject}: [tool.cassette] must be a table.", path=pyproject)
+    values: dict[str, Any] = {}
+    for key, value in section.items():
+        if key not in _TYPES:
+            known = ", ".join(sorted(_TYPES))
+            raise CassetteConfigError(
+                f"{pyproject}: unknown key [tool.cassette] {key!r}. Known keys: {known}.", path=pyproject
+            )
+        values[key] = _check(key, value, _TYPES[key], pyproject)
+    return Config(root=pyproject.parent, source=pyproject, **values)
+
+
+_cache: dict[Path | None, Config] = {}
+_cache_lock = threading.Lock()
+
+
+def load_config(start: Path | None = None) -> Config:
+    """The config of the project around ``start`` (default: the working directory), cached."""
+    pyproject = find_pyproject(start)
+    with _cache_lock:
+        if pyproject in _cache:
+            return _cache[pyproject]
+    cfg = parse_config(pyproject) if pyproject else Config()
+    with _cache_lock:
+        _cache[pyproject] = cfg
+    return cfg
+
+
+def clear_config_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def env_mode() -> str | None:
+    """``CASSETTE_MODE`` if set (validated by the caller)."""
+    value = os.environ.get("CASSETTE_MODE", "").strip()
+    return value or None
+
+
+def replace(cfg: Config, **changes: Any) -> Config:
+    return dataclasses.replace(cfg, **changes)

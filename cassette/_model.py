@@ -1,0 +1,75 @@
+"""The data of a run: an HTTP request as plain data, an `Interaction`, a `Cassette`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+KINDS = ("llm", "tool", "http")
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """An outgoing HTTP request as plain primitives, handed to provider plugins.
+
+    Example::
+
+        HttpRequest("POST", "https://api.openai.com/v1/chat/completions", (), b"{}")
+    """
+
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...]  # names lower-cased, in wire order
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k == name:
+                return v
+        return None
+
+    @property
+    def path(self) -> str:
+        from urllib.parse import urlsplit
+
+        return urlsplit(self.url).path
+
+
+@dataclass
+class Interaction:
+    """One call, recorded: its kind, match key, normalised request and response.
+
+    ``request`` and ``response`` are JSON-able. In a loaded cassette they may
+    still hold ``{"$blob": id}`` references until :meth:`Cassette.hydrate` is
+    applied to them.
+    """
+
+    seq: int
+    kind: str
+    key: str
+    request: dict[str, Any]
+    response: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown manifest fields, kept verbatim
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.extra)
+        out.update(seq=self.seq, kind=self.kind, key=self.key, request=self.request, response=self.response)
+        return out
+
+
+@dataclass
+class Cassette:
+    """An ordered list of interactions plus the file and blob store they live in."""
+
+    path: Path
+    interactions: list[Interaction] = field(default_factory=list)
+    store: Path | None = None
+    meta: dict[str, Any] = field(default_factory=dict)  # unknown top-level fields, kept verbatim
+
+    def hydrate(self, value: Any) -> Any:
+        """Replace blob references in ``value`` by their content (read from the store)."""
+        from cassette._store import hydrate
+
+        return hydrate(value, self)

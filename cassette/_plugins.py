@@ -1,0 +1,103 @@
+"""The plugin manager: built-ins, the ``cassette`` entry-point group, and config ``plugins``."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from cassette import hookspecs
+from cassette._errors import CassetteConfigError
+
+if TYPE_CHECKING:
+    from cassette._model import HttpRequest
+
+_lock = threading.Lock()
+_pm: pluggy.PluginManager | None = None
+
+
+def _new_manager(extra: Iterable[str] = ()) -> pluggy.PluginManager:
+    from cassette.plugins import BUILTIN
+
+    pm = pluggy.PluginManager("cassette")
+    pm.add_hookspecs(hookspecs)
+    for name in BUILTIN:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # a built-in not shipped in this build
+                continue
+            raise
+        pm.register(module, name=name)
+    pm.load_setuptools_entrypoints("cassette")
+    for name in extra:
+        load_plugin(pm, name)
+    return pm
+
+
+def load_plugin(pm: pluggy.PluginManager, name: str) -> None:
+    """Import module ``name`` and register it, with a clear error if it cannot be imported."""
+    if pm.has_plugin(name):
+        return
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        raise CassetteConfigError(
+            f"cannot import cassette plugin {name!r} listed in [tool.cassette] plugins: {exc}. "
+            "Install it or remove it from the list."
+        ) from exc
+    pm.register(module, name=name)
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager, created on first use.
+
+    Example::
+
+        pm = get_plugin_manager()
+        pm.hook.cassette_secret_rules()
+    """
+    global _pm
+    if _pm is None:
+        with _lock:
+            if _pm is None:
+                from cassette._config import load_config
+
+                _pm = _new_manager(load_config().plugins)
+    return _pm
+
+
+def reset_plugin_manager() -> None:
+    """Forget the manager so the next use re-reads config and entry points (tests, `cassette plugins`)."""
+    global _pm
+    with _lock:
+        _pm = None
+
+
+def normalize_http(request: HttpRequest) -> tuple[str, dict[str, Any]]:
+    """Ask the provider plugins what this HTTP request is; returns ``(kind, normalised request)``."""
+    hook = get_plugin_manager().hook
+    normalized = hook.cassette_http_request(request=request)
+    if normalized is None:  # only when the generic provider was unregistered
+        normalized = {"kind": "http", "method": request.method, "url": request.url}
+    kind = str(normalized.get("kind", "http"))
+    hook.cassette_normalize(request=normalized, kind=kind)
+    return kind, normalized
+
+
+def normalize(request: dict[str, Any], kind: str) -> dict[str, Any]:
+    """Run the ``cassette_normalize`` hooks on a request (in place) and return it."""
+    get_plugin_manager().hook.cassette_normalize(request=request, kind=kind)
+    return request
+
+
+def redacted(data: Any, kind: str, part: str) -> Any:
+    """A copy of ``data`` with every redactor applied; ``data`` itself is untouched."""
+    from cassette._store import canonical_json, loads
+
+    copy = loads(canonical_json(data))
+    get_plugin_manager().hook.cassette_redact(data=copy, kind=kind, part=part)
+    return copy

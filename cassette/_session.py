@@ -1,0 +1,552 @@
+"""The active session: modes, the seam every call goes through, matching, and saving.
+
+A `Session` is found through a context variable (asyncio tasks inherit it). Calls
+from threads started inside a session, which do not inherit context variables,
+fall back to the only active session of the process.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import warnings
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from cassette._config import MODES, Config, env_mode, load_config
+from cassette._diff import field_diff, format_diff
+from cassette._errors import (
+    CassetteError,
+    CassetteMiss,
+    CassetteOrderError,
+    CassetteUnusedError,
+    CassetteWarning,
+    UnknownModeError,
+)
+from cassette._model import Cassette, Interaction
+from cassette._store import default_store_for, load_cassette, request_key, save_cassette
+
+
+class Mode(StrEnum):
+    """How a session treats calls.
+
+    - ``auto``: replay if the cassette exists, else record it.
+    - ``record``: always call live and overwrite the cassette.
+    - ``replay``: never call live; an unrecorded call raises `CassetteMiss`.
+    - ``rerecord``: call live, keep the committed cassette, write ``<name>.pending.json``
+      beside it and report the drift.
+    """
+
+    AUTO = "auto"
+    RECORD = "record"
+    REPLAY = "replay"
+    RERECORD = "rerecord"
+
+
+def parse_mode(value: str | Mode, *, source: str = "mode") -> Mode:
+    """A `Mode` from its name; an unknown name raises at once (never falls back to recording)."""
+    if isinstance(value, Mode):
+        return value
+    name = str(value).strip().lower()
+    if name not in MODES:
+        raise UnknownModeError(
+            f"unknown cassette mode {value!r} (from {source}); use one of: {', '.join(MODES)}."
+        )
+    return Mode(name)
+
+
+def resolve_mode(mode: str | Mode | None, config: Config) -> Mode:
+    """``CASSETTE_MODE`` beats the argument, which beats ``[tool.cassette] mode``."""
+    from_env = env_mode()
+    if from_env is not None:
+        return parse_mode(from_env, source="the CASSETTE_MODE environment variable")
+    if mode is not None:
+        return parse_mode(mode)
+    return parse_mode(config.mode, source="[tool.cassette] mode")
+
+
+def pending_path(path: Path) -> Path:
+    """Where a ``rerecord`` keeps its new recording: ``triage.json`` → ``triage.pending.json``."""
+    return path.with_name(path.stem + ".pending" + path.suffix)
+
+
+def failed_path(path: Path) -> Path:
+    """Where a recording whose block raised is kept: ``triage.json`` → ``triage.failed.json``."""
+    return path.with_name(path.stem + ".failed" + path.suffix)
+
+
+_current: contextvars.ContextVar[Session | None] = contextvars.ContextVar("cassette_session", default=None)
+_last: contextvars.ContextVar[Session | None] = contextvars.ContextVar("cassette_last_session", default=None)
+_active: list[Session] = []
+_active_lock = threading.Lock()
+
+
+class AmbiguousSessionError(CassetteError):
+    """A call came from a thread with no session context while several sessions are active."""
+
+
+def current_session() -> Session | None:
+    """The session this call belongs to, or ``None`` (calls then pass straight through)."""
+    session = _current.get()
+    if session is not None or not _active:
+        return session
+    with _active_lock:
+        if len(_active) == 1:
+            return _active[0]
+        if not _active:
+            return None
+        paths = ", ".join(str(s.path) for s in _active)
+    raise AmbiguousSessionError(
+        f"a call came from a thread that carries no cassette context while {len(_active)} sessions "
+        f"are active ({paths}). Start the thread with contextvars.copy_context().run(...) "
+        "so it belongs to one of them."
+    )
+
+
+def last_session() -> Session | None:
+    """The session that most recently finished in this context (for `cassette.drift()`)."""
+    return _last.get()
+
+
+@dataclass
+class RunStats:
+    """Counters over every session of the process (the pytest summary reads them)."""
+
+    replayed: int = 0
+    recorded: int = 0
+    rerecorded: int = 0
+    drifted: int = 0
+    served: dict[str, int] = field(default_factory=dict)
+    recorded_calls: dict[str, int] = field(default_factory=dict)
+    tokens_saved: int = 0
+    cassettes_used: set[str] = field(default_factory=set)
+
+    def merge(self, other: dict[str, Any]) -> None:
+        self.replayed += other["replayed"]
+        self.recorded += other["recorded"]
+        self.rerecorded += other["rerecorded"]
+        self.drifted += other["drifted"]
+        self.tokens_saved += other["tokens_saved"]
+        for k, v in other["served"].items():
+            self.served[k] = self.served.get(k, 0) + v
+        for k, v in other["recorded_calls"].items():
+            self.recorded_calls[k] = self.recorded_calls.get(k, 0) + v
+        self.cassettes_used.update(other["cassettes_used"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "replayed": self.replayed,
+            "recorded": self.recorded,
+            "rerecorded": self.rerecorded,
+            "drifted": self.drifted,
+            "served": dict(self.served),
+            "recorded_calls": dict(self.recorded_calls),
+            "tokens_saved": self.tokens_saved,
+            "cassettes_used": sorted(self.cassettes_used),
+        }
+
+
+run_stats = RunStats()
+_stats_lock = threading.Lock()
+
+
+class Slot:
+    """A call being recorded: its place in the order is fixed when it starts."""
+
+    __slots__ = ("cancelled", "done", "key", "kind", "partial", "request", "response")
+
+    def __init__(self, kind: str, key: str, request: dict[str, Any]) -> None:
+        self.kind = kind
+        self.key = key
+        self.request = request
+        self.response: dict[str, Any] | None = None
+        self.done = False
+        self.cancelled = False
+        # what a stream still in progress has received, asked for only if the session ends first
+        self.partial: Callable[[], dict[str, Any]] | None = None
+
+    def update(self, response: dict[str, Any]) -> None:
+        """Keep what has been received so far (a stream in progress)."""
+        self.response = response
+
+    def finish(self, response: dict[str, Any]) -> None:
+        self.response = response
+        self.done = True
+
+    def cancel(self) -> None:
+        """The call never produced a response (connection error): it is not recorded."""
+        self.cancelled = True
+
+
+class Session:
+    """One cassette in use. Prefer `cassette.use` / `cassette.using` to building one.
+
+    Example::
+
+        with Session("tests/cassettes/triage.json", mode="replay") as session:
+            ...
+        session.stats()
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        mode: str | Mode | None = None,
+        *,
+        store: str | Path | None = None,
+        check_order: str | bool | None = None,
+        unused: str | None = None,
+        blob_threshold: int | None = None,
+        config: Config | None = None,
+    ) -> None:
+        self.config = config or load_config()
+        self.path = Path(path)
+        self.requested_mode = resolve_mode(mode, self.config)
+        if store is not None:
+            self.store = Path(store)
+        elif self.config.store or _is_within(self.path, self.config.cassette_root()):
+            self.store = self.config.store_path()
+        else:
+            self.store = default_store_for(self.path)
+        self.check_order = _flag(check_order, self.config.check_order, "check_order")
+        self.unused_policy = _flag(unused, self.config.unused, "unused")
+        self.blob_threshold = self.config.blob_threshold if blob_threshold is None else blob_threshold
+        self.mode: Mode = self.requested_mode  # auto is resolved on start
+        self.cassette: Cassette | None = None
+        self.committed: Cassette | None = None
+        self.misses: list[CassetteMiss] = []
+        self.drift: list[Any] = []
+        self.written: Path | None = None
+        self._lock = threading.Lock()
+        self._index: dict[str, deque[Interaction]] = {}
+        self._served: list[int] = []
+        self._slots: list[Slot] = []
+        self._served_by_kind: dict[str, int] = {}
+        self._tokens_saved = 0
+        self._token: contextvars.Token[Session | None] | None = None
+        self._started = False
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def replaying(self) -> bool:
+        return self.mode is Mode.REPLAY
+
+    def start(self) -> Session:
+        if self._started:
+            raise CassetteError(f"session for {self.path} is already in use; create a new one per block.")
+        self._started = True
+        if self.requested_mode is Mode.AUTO:
+            self.mode = Mode.REPLAY if self.path.exists() else Mode.RECORD
+        if self.mode is Mode.REPLAY:
+            self.cassette = load_cassette(self.path, self.store)
+            for inter in self.cassette.interactions:
+                self._index.setdefault(inter.key, deque()).append(inter)
+        elif self.mode is Mode.RERECORD and self.path.exists():
+            self.committed = load_cassette(self.path, self.store)
+        self._token = _current.set(self)
+        with _active_lock:
+            _active.append(self)
+        return self
+
+    def finish(self, exc: BaseException | None = None) -> None:
+        if self._token is not None:
+            try:
+                _current.reset(self._token)
+            except ValueError:  # finished in another context (a generator closed elsewhere)
+                _current.set(None)
+            self._token = None
+        with _active_lock:
+            if self in _active:
+                _active.remove(self)
+        _last.set(self)
+        if self.replaying:
+            self._finish_replay(exc)
+        else:
+            self._finish_record(exc)
+
+    def __enter__(self) -> Session:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.finish(exc)
+
+    async def __aenter__(self) -> Session:
+        return self.start()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.finish(exc)
+
+    # --- the seam -------------------------------------------------------------------------------
+
+    def key_for(self, request: dict[str, Any]) -> str:
+        return request_key(request)
+
+    def serve(self, kind: str, request: dict[str, Any]) -> Interaction:
+        """Replay: the recorded interaction for this normalised request, or raise `CassetteMiss`."""
+        key = request_key(request)
+        with self._lock:
+            queue = self._index.get(key)
+            if queue:
+                inter = queue.popleft()
+                self._served.append(inter.seq)
+                self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
+            else:
+                inter = None
+        if inter is None:
+            miss = self._explain_miss(kind, request, key)
+            with self._lock:
+                self.misses.append(miss)
+            raise miss
+        assert self.cassette is not None
+        response = self.cassette.hydrate(inter.response)
+        from cassette._usage import tokens_of
+
+        tokens = tokens_of(response)
+        if tokens:
+            with self._lock:
+                self._tokens_saved += tokens
+        return Interaction(inter.seq, inter.kind, inter.key, inter.request, response, inter.extra)
+
+    def begin(self, kind: str, request: dict[str, Any]) -> Slot:
+        """Record: reserve this call's place in the order before it runs."""
+        slot = Slot(kind, request_key(request), request)
+        with self._lock:
+            self._slots.append(slot)
+        return slot
+
+    def call(
+        self, kind: str, request: dict[str, Any], perform: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Serve ``request`` from the cassette, or run ``perform()`` and record its response."""
+        if self.replaying:
+            return self.serve(kind, request).response
+        slot = self.begin(kind, request)
+        try:
+            response = perform()
+        except BaseException:
+            slot.cancel()
+            raise
+        slot.finish(response)
+        return response
+
+    async def acall(
+        self, kind: str, request: dict[str, Any], perform: Callable[[], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        if self.replaying:
+            return self.serve(kind, request).response
+        slot = self.begin(kind, request)
+        try:
+            response = await perform()
+        except BaseException:
+            slot.cancel()
+            raise
+        slot.finish(response)
+        return response
+
+    # --- reports --------------------------------------------------------------------------------
+
+    @property
+    def interactions(self) -> list[Interaction]:
+        """What this session holds: the recorded calls so far, or the cassette being replayed."""
+        if self.replaying and self.cassette is not None:
+            return list(self.cassette.interactions)
+        return [
+            Interaction(i, s.kind, s.key, s.request, s.response or {})
+            for i, s in enumerate(self._live_slots())
+        ]
+
+    def unused(self) -> list[Interaction]:
+        """Recorded interactions not (yet) served in this replay."""
+        with self._lock:
+            left = [i for q in self._index.values() for i in q]
+        return sorted(left, key=lambda i: i.seq)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "mode": self.mode.value,
+            "served": dict(self._served_by_kind),
+            "recorded": {
+                k: sum(1 for s in self._live_slots() if s.kind == k) for k in ("llm", "tool", "http")
+            },
+            "tokens_saved": self._tokens_saved,
+        }
+
+    def _live_slots(self) -> list[Slot]:
+        with self._lock:
+            return [s for s in self._slots if not s.cancelled]
+
+    def _explain_miss(self, kind: str, request: dict[str, Any], key: str) -> CassetteMiss:
+        from cassette._plugins import redacted
+
+        full = self.path.resolve()
+        shown = redacted(request, kind, "request")
+        what = _describe(kind, shown)
+        assert self.cassette is not None
+        same_key = [i for i in self.cassette.interactions if i.key == key]
+        if same_key:
+            message = (
+                f"cassette {full}: {what} was called {len(same_key) + 1} times but recorded only "
+                f"{len(same_key)} times. Re-record (CASSETTE_MODE=rerecord, then `cassette accept`) if the "
+                "agent now makes this call more often."
+            )
+            return CassetteMiss(message, path=full, request=shown)
+        candidates = [i for i in self.cassette.interactions if i.kind == kind]
+        lines = [f"cassette {full} has no recorded {kind} call matching {what}."]
+        if candidates:
+            best: tuple[int, Interaction, list[tuple[str, Any, Any]]] | None = None
+            for inter in candidates:
+                try:
+                    recorded = self.cassette.hydrate(inter.request)
+                except CassetteError:
+                    continue
+                diffs = field_diff(shown, recorded)
+                if best is None or len(diffs) < best[0]:
+                    best = (len(diffs), inter, diffs)
+            if best is not None:
+                lines.append(f"Nearest recorded {kind} call is #{best[1].seq}; it differs in:")
+                lines.extend("  " + d for d in format_diff(best[2]))
+        else:
+            lines.append(f"The cassette holds no {kind} calls at all.")
+        lines.append(
+            "Fix: re-record (CASSETTE_MODE=rerecord, review, then `cassette accept`; or "
+            "CASSETTE_MODE=record), or drop a volatile field in a cassette_normalize plugin."
+        )
+        return CassetteMiss("\n".join(lines), path=full, request=shown)
+
+    # --- finishing ------------------------------------------------------------------------------
+
+    def _finish_replay(self, exc: BaseException | None) -> None:
+        self._count("replayed")
+        if self.misses and not isinstance(exc, CassetteMiss):
+            # the agent swallowed the miss, or an SDK wrapped it: the block still fails on it
+            raise self.misses[0] from exc
+        if exc is not None:
+            return
+        if self.check_order != "off":
+            divergence = _first_divergence(self._served)
+            if divergence:
+                message = (
+                    f"cassette {self.path.resolve()}: calls replayed out of recorded order: {divergence}"
+                )
+                if self.check_order == "error":
+                    raise CassetteOrderError(
+                        message + " Re-record, or pass check_order='off'.", path=self.path
+                    )
+                warnings.warn(message, CassetteWarning, stacklevel=3)
+        if self.unused_policy != "off":
+            left = self.unused()
+            if left:
+                listing = ", ".join(f"#{i.seq} {i.kind}" for i in left[:10])
+                message = (
+                    f"cassette {self.path.resolve()}: {len(left)} recorded interaction(s) were never used "
+                    f"({listing}). The agent makes fewer calls than when recorded; re-record to drop them."
+                )
+                if self.unused_policy == "error":
+                    raise CassetteUnusedError(message, path=self.path)
+                warnings.warn(message, CassetteWarning, stacklevel=3)
+
+    def _finish_record(self, exc: BaseException | None) -> None:
+        from cassette._plugins import redacted
+
+        interactions = []
+        for seq, slot in enumerate(self._live_slots()):
+            response = slot.response
+            if response is None:
+                response = slot.partial() if slot.partial is not None else {}
+            if not slot.done:
+                response = dict(response, incomplete=True)
+            interactions.append(
+                Interaction(
+                    seq,
+                    slot.kind,
+                    slot.key,
+                    redacted(slot.request, slot.kind, "request"),
+                    redacted(response, slot.kind, "response"),
+                )
+            )
+        new = Cassette(path=self.path, interactions=interactions, store=self.store)
+        if exc is not None:
+            target = failed_path(self.path)
+        elif self.mode is Mode.RERECORD:
+            target = pending_path(self.path)
+        else:
+            target = self.path
+        new.path = target
+        save_cassette(new, target, self.blob_threshold)
+        self.written = target
+        self.cassette = new
+        if exc is not None:
+            return
+        stale = failed_path(self.path)
+        if stale.exists():
+            stale.unlink()
+        if self.mode is Mode.RERECORD:
+            from cassette._drift import diff_cassettes
+
+            old = self.committed or Cassette(path=self.path, store=self.store)
+            self.drift = diff_cassettes(old, new)
+            self._count("rerecorded", drifted=bool(self.drift))
+        else:
+            self._count("recorded")
+
+    def _count(self, what: str, drifted: bool = False) -> None:
+        with _stats_lock:
+            setattr(run_stats, what, getattr(run_stats, what) + 1)
+            run_stats.drifted += int(drifted)
+            for k, v in self._served_by_kind.items():
+                run_stats.served[k] = run_stats.served.get(k, 0) + v
+            for s in self._live_slots():
+                run_stats.recorded_calls[s.kind] = run_stats.recorded_calls.get(s.kind, 0) + 1
+            run_stats.tokens_saved += self._tokens_saved
+            try:
+                run_stats.cassettes_used.add(str(self.path.resolve()))
+            except OSError:
+                pass
+
+
+def _flag(value: str | bool | None, default: str, name: str) -> str:
+    if value is None:
+        return default
+    if value is True:
+        return "warn"
+    if value is False:
+        return "off"
+    if value not in ("warn", "error", "off"):
+        raise CassetteError(f"{name} must be 'warn', 'error', 'off' or a bool, got {value!r}.")
+    return value
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def _describe(kind: str, request: dict[str, Any]) -> str:
+    if kind == "tool":
+        return f"tool {request.get('name')!r}"
+    if kind == "llm":
+        model = request.get("model")
+        return f"{request.get('provider', 'llm')} {request.get('endpoint', '')} (model {model!r})".strip()
+    return f"{request.get('method', '')} {request.get('url', '')}".strip() or kind
+
+
+def _first_divergence(served: list[int]) -> str | None:
+    expected = sorted(served)
+    for n, (got, want) in enumerate(zip(served, expected)):
+        if got != want:
+            return f"call {n + 1} was served recorded interaction #{got}, expected #{want}"
+    return None

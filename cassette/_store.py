@@ -1,0 +1,438 @@
+"""Canonical JSON, the content-addressed blob store, and reading/writing manifests.
+
+The store knows nothing of HTTP: it stores JSON values and byte strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from cassette._errors import (
+    CassetteNotFoundError,
+    CassetteShapeError,
+    CorruptCassetteError,
+    InvalidBlobRefError,
+    MissingBlobError,
+    TamperedBlobError,
+    TruncatedCassetteError,
+    UnsupportedVersionError,
+)
+from cassette._model import Cassette, Interaction
+
+FORMAT_VERSION = 1
+READABLE_VERSIONS = (1,)
+BLOB_DIR_NAME = ".blobs"
+TMP_SUFFIX = ".tmp"
+_BLOB_ID = re.compile(r"[0-9a-f]{40}")
+
+
+# --- canonical JSON -------------------------------------------------------------------------------
+
+
+def canonical_json(value: Any) -> bytes:
+    """Compact JSON with sorted keys: the bytes that match keys and blob ids are computed from.
+
+    Example::
+
+        canonical_json({"b": 1, "a": [1, 2]}) == b'{"a":[1,2],"b":1}'
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # integers beyond 64 bits, non-str keys: the stdlib handles them
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def pretty_json(value: Any) -> bytes:
+    """The manifest layout: sorted keys, two-space indent, trailing newline."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+    except TypeError:
+        return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def loads(data: bytes) -> Any:
+    """Parse JSON; falls back to the stdlib for integers orjson cannot hold."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "Integer" not in str(exc) and "number" not in str(exc).lower():
+            raise
+        return json.loads(data)
+
+
+def request_key(request: Any) -> str:
+    """The match key: sha256 of the canonical JSON of a normalised, un-redacted request."""
+    return hashlib.sha256(canonical_json(request)).hexdigest()
+
+
+# --- atomic files ---------------------------------------------------------------------------------
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a crash leaves the old file or the new one, never a torn one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
+# --- blob store -----------------------------------------------------------------------------------
+
+
+def git_blob_id(data: bytes) -> str:
+    """The git blob id of ``data`` (what ``git hash-object`` prints)."""
+    h = hashlib.sha1(b"blob %d\x00" % len(data))  # git's own object id, not a security hash
+    h.update(data)
+    return h.hexdigest()
+
+
+class BlobStore:
+    """Content-addressed files ``<root>/<id[:2]>/<id[2:]>``, ids being git blob ids.
+
+    Writes are idempotent and atomic, so any number of processes may write the
+    same blob at once. Reads verify the hash and never leave the store.
+
+    Example::
+
+        store = BlobStore(Path("tests/cassettes/.blobs"))
+        blob_id = store.put(b"a long system prompt ...")
+        assert store.get(blob_id) == b"a long system prompt ..."
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def path_for(self, blob_id: str) -> Path:
+        if not isinstance(blob_id, str) or not _BLOB_ID.fullmatch(blob_id):
+            raise InvalidBlobRefError(
+                f"invalid blob reference {str(blob_id)[:80]!r} (expected 40 lower-case hex digits) "
+                f"for store {self.root}. The manifest was edited by hand or corrupted; re-record it.",
+                path=self.root,
+            )
+        return self.root / blob_id[:2] / blob_id[2:]
+
+    def put(self, data: bytes) -> str:
+        blob_id = git_blob_id(data)
+        target = self.path_for(blob_id)
+        if not target.exists():
+            atomic_write(target, data)
+        return blob_id
+
+    def has(self, blob_id: str) -> bool:
+        return self.path_for(blob_id).is_file()
+
+    def get(self, blob_id: str, *, manifest: Path | None = None) -> bytes:
+        target = self.path_for(blob_id)
+        where = f" (referenced by {manifest})" if manifest else ""
+        try:
+            real_root = os.path.realpath(self.root)
+            real = os.path.realpath(target)
+            if os.path.commonpath([real_root, real]) != real_root:
+                raise TamperedBlobError(
+                    f"blob {blob_id} in {self.root}{where} resolves outside the store (a symlink?). "
+                    "Remove it and re-record the cassette.",
+                    path=manifest or target,
+                )
+            with open(real, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            raise MissingBlobError(
+                f"blob {blob_id} is missing from {self.root}{where}. Commit the store's files "
+                "(git add the .blobs directory) or re-record the cassette.",
+                path=manifest or target,
+            ) from None
+        except (IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+            raise MissingBlobError(
+                f"blob {blob_id} in {self.root}{where} cannot be read ({exc.strerror}). Re-record the cassette.",
+                path=manifest or target,
+            ) from None
+        if git_blob_id(data) != blob_id:
+            raise TamperedBlobError(
+                f"blob {blob_id} in {self.root}{where} does not match its hash: it was modified. "
+                "Restore it from git (git checkout -- the blob) or re-record the cassette.",
+                path=manifest or target,
+            )
+        return data
+
+
+def default_store_for(cassette_path: Path) -> Path:
+    """Where a cassette's blobs live when nothing says otherwise.
+
+    The nearest existing ``.blobs`` directory among the cassette's ancestors up
+    to the project root (a directory holding ``.git`` or ``pyproject.toml``),
+    else ``<cassette dir>/.blobs``.
+    """
+    parent = cassette_path.resolve().parent
+    for d in (parent, *parent.parents):
+        if (d / BLOB_DIR_NAME).is_dir():
+            return d / BLOB_DIR_NAME
+        if (d / ".git").exists() or (d / "pyproject.toml").exists():
+            break
+    return parent / BLOB_DIR_NAME
+
+
+# --- blob references in JSON values ---------------------------------------------------------------
+
+
+def dehydrate(value: Any, store: BlobStore, threshold: int) -> Any:
+    """Move large strings (and large objects inside lists) to the store, leaving ``{"$blob": id}``.
+
+    A string of ``threshold`` UTF-8 bytes or more becomes a text blob; an object
+    inside a list (a chat message, a tool schema) whose JSON is that large becomes
+    a JSON blob ``{"$blob": id, "$json": true}``. Identical payloads share one blob,
+    so a conversation that repeats its history costs O(turns), not O(turns²).
+    """
+    if threshold <= 0:
+        return value
+    return _dehydrate(value, store, threshold, in_list=False)
+
+
+def _dehydrate(value: Any, store: BlobStore, threshold: int, *, in_list: bool) -> Any:
+    if isinstance(value, str):
+        if len(value) * 4 < threshold:  # cheap bound before encoding
+            return value
+        data = value.encode("utf-8", "surrogatepass")
+        if len(data) >= threshold:
+            return {"$blob": store.put(data)}
+        return value
+    if isinstance(value, list):
+        return [_dehydrate(v, store, threshold, in_list=True) for v in value]
+    if isinstance(value, dict):
+        if "$blob" in value or "$literal" in value:  # user data that looks like a reference
+            return {"$literal": {k: _dehydrate(v, store, threshold, in_list=False) for k, v in value.items()}}
+        out = {k: _dehydrate(v, store, threshold, in_list=False) for k, v in value.items()}
+        if in_list:
+            data = canonical_json(out)
+            if len(data) >= threshold:
+                return {"$blob": store.put(data), "$json": True}
+        return out
+    return value
+
+
+def hydrate(value: Any, cassette: Cassette) -> Any:
+    """Resolve every blob reference in ``value`` against the cassette's store."""
+    store = BlobStore(cassette.store) if cassette.store else None
+    return _hydrate(value, store, cassette.path, 0)
+
+
+def _hydrate(value: Any, store: BlobStore | None, manifest: Path, depth: int) -> Any:
+    if isinstance(value, list):
+        return [_hydrate(v, store, manifest, depth) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$blob" in value:
+        blob_id = value["$blob"]
+        if store is None:
+            raise MissingBlobError(
+                f"{manifest} references blob {blob_id!r} but has no blob store. Re-record the cassette.",
+                path=manifest,
+            )
+        if set(value) - {"$blob", "$json"}:
+            raise InvalidBlobRefError(
+                f"{manifest}: a blob reference has unexpected fields {sorted(value)}. "
+                "Re-record the cassette.",
+                path=manifest,
+            )
+        data = store.get(blob_id, manifest=manifest)
+        if value.get("$json"):
+            if depth > 32:
+                raise InvalidBlobRefError(
+                    f"{manifest}: blob references nest deeper than 32 levels. Re-record the cassette.",
+                    path=manifest,
+                )
+            try:
+                inner = loads(data)
+            except (ValueError, RecursionError) as exc:
+                raise TamperedBlobError(
+                    f"{manifest}: JSON blob {blob_id} does not parse ({exc}). Re-record the cassette.",
+                    path=manifest,
+                ) from None
+            return _hydrate(inner, store, manifest, depth + 1)
+        try:
+            return data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            raise TamperedBlobError(
+                f"{manifest}: text blob {blob_id} is not UTF-8. Re-record the cassette.", path=manifest
+            ) from None
+    if "$literal" in value and len(value) == 1 and isinstance(value["$literal"], dict):
+        return {k: _hydrate(v, store, manifest, depth) for k, v in value["$literal"].items()}
+    return {k: _hydrate(v, store, manifest, depth) for k, v in value.items()}
+
+
+def blob_refs(value: Any) -> list[str]:
+    """Every blob id referenced directly in ``value`` (not inside JSON blobs)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            ref = v.get("$blob")
+            if isinstance(ref, str):
+                found.append(ref)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return found
+
+
+# --- manifests ------------------------------------------------------------------------------------
+
+
+def _shape_error(path: Path, what: str) -> CassetteShapeError:
+    return CassetteShapeError(
+        f"{path} is not a cassette manifest: {what}. If it came from another tool, convert it with "
+        "`cassette import`; otherwise delete it and re-record.",
+        path=path,
+    )
+
+
+def parse_manifest(data: bytes, path: Path, store: Path | None = None) -> Cassette:
+    """Parse manifest bytes into a `Cassette`, raising a specific `CassetteError` for each bad input."""
+    if not data.strip():
+        raise TruncatedCassetteError(
+            f"{path} is empty (an interrupted write or copy). Restore it from git or re-record it.", path=path
+        )
+    try:
+        doc = loads(data)
+    except (ValueError, RecursionError) as exc:
+        text = str(exc)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CorruptCassetteError(
+                f"{path} is not UTF-8 text. Restore it from git or re-record it.", path=path
+            ) from None
+        if "EOF" in text or "end of" in text.lower() or _looks_truncated(data):
+            raise TruncatedCassetteError(
+                f"{path} ends in the middle of its JSON ({text}): it was truncated. "
+                "Restore it from git (git checkout -- <file>) or re-record it.",
+                path=path,
+            ) from None
+        raise CorruptCassetteError(
+            f"{path} is not valid JSON ({text}). Restore it from git or re-record it.", path=path
+        ) from None
+    if not isinstance(doc, dict):
+        raise _shape_error(path, f"the top level is a {type(doc).__name__}, not an object")
+    version = doc.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise _shape_error(path, "no integer `version` field")
+    if version not in READABLE_VERSIONS:
+        hint = (
+            "it was written by a newer cassette release; upgrade cassette (pip install -U cassette)"
+            if version > FORMAT_VERSION
+            else "no release of cassette wrote that version; restore the file from git or re-record it"
+        )
+        raise UnsupportedVersionError(
+            f"{path} has format version {version}; this release reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}: {hint}.",
+            path=path,
+        )
+    return _read_v1(doc, path, store)
+
+
+def _looks_truncated(data: bytes) -> bool:
+    stripped = data.rstrip()
+    depth = 0
+    in_str = False
+    escape = False
+    for b in stripped:
+        if in_str:
+            if escape:
+                escape = False
+            elif b == 0x5C:
+                escape = True
+            elif b == 0x22:
+                in_str = False
+        elif b == 0x22:
+            in_str = True
+        elif b in (0x7B, 0x5B):
+            depth += 1
+        elif b in (0x7D, 0x5D):
+            depth -= 1
+    return depth > 0 or in_str
+
+
+def _read_v1(doc: dict[str, Any], path: Path, store: Path | None) -> Cassette:
+    items = doc.get("interactions")
+    if not isinstance(items, list):
+        raise _shape_error(path, "no `interactions` list")
+    interactions: list[Interaction] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _shape_error(path, f"interactions[{i}] is not an object")
+        seq, kind, key = item.get("seq"), item.get("kind"), item.get("key")
+        request, response = item.get("request"), item.get("response")
+        if isinstance(seq, bool) or not isinstance(seq, int):
+            raise _shape_error(path, f"interactions[{i}].seq is not an integer")
+        if not isinstance(kind, str) or not isinstance(key, str):
+            raise _shape_error(path, f"interactions[{i}] needs string `kind` and `key`")
+        if not isinstance(request, dict) or not isinstance(response, dict):
+            raise _shape_error(path, f"interactions[{i}] needs object `request` and `response`")
+        extra = {k: v for k, v in item.items() if k not in ("seq", "kind", "key", "request", "response")}
+        interactions.append(Interaction(seq, kind, key, request, response, extra))
+    meta = {k: v for k, v in doc.items() if k not in ("version", "interactions")}
+    return Cassette(path=path, interactions=interactions, store=store or default_store_for(path), meta=meta)
+
+
+def load_cassette(path: str | os.PathLike[str], store: Path | None = None) -> Cassette:
+    """Read a cassette manifest (blobs stay referenced until hydrated).
+
+    Example::
+
+        cassette = load_cassette("tests/cassettes/triage.json")
+        len(cassette.interactions)
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise CassetteNotFoundError(
+            f"no cassette at {p.resolve()}. Record it first: run with CASSETTE_MODE=record "
+            "(or mode='auto', which records when the file is missing).",
+            path=p,
+        ) from None
+    except IsADirectoryError:
+        raise CassetteNotFoundError(f"{p.resolve()} is a directory, not a cassette file.", path=p) from None
+    return parse_manifest(data, p, store)
+
+
+def manifest_bytes(cassette: Cassette, store: BlobStore, threshold: int) -> bytes:
+    """Write the cassette's blobs and return its manifest bytes (blobs first: a crash never dangles)."""
+    doc: dict[str, Any] = dict(cassette.meta)
+    doc["version"] = FORMAT_VERSION
+    doc["interactions"] = [
+        Interaction(
+            i.seq,
+            i.kind,
+            i.key,
+            dehydrate(i.request, store, threshold),
+            dehydrate(i.response, store, threshold),
+            i.extra,
+        ).to_json()
+        for i in cassette.interactions
+    ]
+    return pretty_json(doc)
+
+
+def save_cassette(cassette: Cassette, path: Path, threshold: int) -> None:
+    """Write blobs then the manifest atomically. Interactions must be hydrated."""
+    store = BlobStore(cassette.store or default_store_for(path))
+    atomic_write(path, manifest_bytes(cassette, store, threshold))

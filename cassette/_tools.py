@@ -1,0 +1,229 @@
+"""Tool capture: ``@cassette.tool`` records a function's arguments and result through the seam."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as dt
+import enum
+import functools
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from cassette._errors import CassetteToolError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _qualname(obj: type) -> str:
+    return f"{obj.__module__}:{obj.__qualname__}"
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn a tool's arguments or result into JSON, tagging types that can be rebuilt.
+
+    Example::
+
+        to_jsonable(Order(id="A1")) == {"$dataclass": "shop:Order", "fields": {"id": "A1"}}
+    """
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((to_jsonable(v) for v in value), key=repr)
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {"$dataclass": _qualname(type(value)), "fields": fields}
+    if hasattr(value, "model_dump") and hasattr(type(value), "model_validate"):
+        return {"$pydantic": _qualname(type(value)), "data": value.model_dump(mode="json")}
+    if isinstance(value, bytes | bytearray):
+        return {"$bytes": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return {"$datetime": value.isoformat(), "type": type(value).__name__}
+    return str(value)
+
+
+def _import(qualname: str) -> Any:
+    module, _, name = qualname.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def from_jsonable(value: Any) -> Any:
+    """Rebuild dataclasses and pydantic models to their own types where importable."""
+    if isinstance(value, list):
+        return [from_jsonable(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$dataclass" in value:
+        fields = {k: from_jsonable(v) for k, v in value.get("fields", {}).items()}
+        try:
+            cls = _import(value["$dataclass"])
+        except (ImportError, AttributeError, ValueError):
+            return fields
+        try:
+            return cls(**fields)
+        except TypeError:  # init=False fields: set them directly
+            obj = object.__new__(cls)
+            for k, v in fields.items():
+                object.__setattr__(obj, k, v)
+            return obj
+    if "$pydantic" in value:
+        try:
+            cls = _import(value["$pydantic"])
+        except (ImportError, AttributeError, ValueError):
+            return value.get("data")
+        return cls.model_validate(value.get("data"))
+    if "$bytes" in value and len(value) == 1:
+        return base64.b64decode(value["$bytes"])
+    if "$datetime" in value:
+        kinds: dict[str, Any] = {"datetime": dt.datetime, "date": dt.date, "time": dt.time}
+        return kinds.get(value.get("type", ""), dt.datetime).fromisoformat(value["$datetime"])
+    return {k: from_jsonable(v) for k, v in value.items()}
+
+
+def _error_response(exc: BaseException) -> dict[str, Any]:
+    return {
+        "error": {
+            "type": _qualname(type(exc)),
+            "message": str(exc),
+            "args": [to_jsonable(a) for a in exc.args],
+        }
+    }
+
+
+def _rebuild_error(error: dict[str, Any], name: str) -> BaseException:
+    args = [from_jsonable(a) for a in error.get("args", [])]
+    try:
+        cls = _import(str(error.get("type", "")))
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            try:
+                return cls(*args)
+            except Exception:
+                exc = cls.__new__(cls)
+                exc.args = tuple(args)
+                return exc
+    except (ImportError, AttributeError, ValueError):
+        pass
+    return CassetteToolError(
+        f"tool {name!r} raised {error.get('type')}: {error.get('message')} when recorded "
+        "(the exception class cannot be imported now)."
+    )
+
+
+def _request(name: str, signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]):
+    if signature is not None:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            bound = None
+        if bound is not None:
+            arguments = {
+                k: v
+                for k, v in bound.arguments.items()
+                if not (k in ("self", "cls") and next(iter(bound.arguments)) == k)
+            }
+            return {"kind": "tool", "name": name, "arguments": to_jsonable(arguments)}
+    return {
+        "kind": "tool",
+        "name": name,
+        "arguments": {"args": to_jsonable(args), "kwargs": to_jsonable(kwargs)},
+    }
+
+
+@overload
+def tool(fn: F, *, name: str | None = None) -> F: ...
+@overload
+def tool(fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
+
+
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+    """Record a tool's calls in the active cassette; replay returns the recorded result without running it.
+
+    Works on sync and async functions; an exception the tool raised is recorded
+    and raised again on replay. With no active cassette the function just runs.
+
+    Example::
+
+        @cassette.tool
+        def lookup_order(order_id: str) -> dict:
+            return db.fetch(order_id)
+    """
+    if fn is None:
+        return functools.partial(tool, name=name)
+    tool_name: str = name or str(getattr(fn, "__name__", "tool"))
+    try:
+        signature: inspect.Signature | None = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+
+    from cassette._plugins import normalize
+    from cassette._session import current_session
+
+    def _replayed(response: dict[str, Any]) -> Any:
+        if "error" in response:
+            raise _rebuild_error(response["error"], tool_name)
+        return from_jsonable(response.get("result"))
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            session = current_session()
+            if session is None:
+                return await fn(*args, **kwargs)
+            request = normalize(_request(tool_name, signature, args, kwargs), "tool")
+            outcome: list[Any] = []
+
+            async def perform() -> dict[str, Any]:
+                try:
+                    result = await fn(*args, **kwargs)
+                except Exception as exc:
+                    outcome.append(exc)
+                    return _error_response(exc)
+                outcome.append(result)
+                return {"result": to_jsonable(result)}
+
+            response = await session.acall("tool", request, perform)
+            if outcome:  # recorded live: hand back the real object, or re-raise the real exception
+                if isinstance(outcome[0], Exception) and "error" in response:
+                    raise outcome[0]
+                return outcome[0]
+            return _replayed(response)
+
+        return async_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        session = current_session()
+        if session is None:
+            return fn(*args, **kwargs)
+        request = normalize(_request(tool_name, signature, args, kwargs), "tool")
+        outcome: list[Any] = []
+
+        def perform() -> dict[str, Any]:
+            try:
+                result = fn(*args, **kwargs)
+            except Exception as exc:
+                outcome.append(exc)
+                return _error_response(exc)
+            outcome.append(result)
+            return {"result": to_jsonable(result)}
+
+        response = session.call("tool", request, perform)
+        if outcome:
+            if isinstance(outcome[0], Exception) and "error" in response:
+                raise outcome[0]
+            return outcome[0]
+        return _replayed(response)
+
+    return wrapper

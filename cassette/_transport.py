@@ -1,0 +1,395 @@
+"""The seam for HTTP: httpx / httpx2 transports, sync and async, streaming kept event by event.
+
+``instrument(client)`` and ``http_client()`` hand these transports to SDK clients;
+nothing is monkey-patched. With no active session a transport passes the request
+straight to the real one.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import re
+from collections.abc import AsyncIterator, Iterator
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+import orjson
+
+from cassette._model import HttpRequest
+from cassette._plugins import normalize_http
+from cassette._session import Session, Slot, current_session
+
+# Never stored (recomputed on replay, or meaningless once the body is decoded) or churning every call.
+_DROP_RESPONSE_HEADERS = frozenset(
+    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "date"}
+)
+_SSE_BOUNDARY = re.compile(r"\r\n\r\n|\n\n|\r\r")
+
+
+def _module(name: str) -> ModuleType:
+    import importlib
+
+    return importlib.import_module(name)
+
+
+def _raw_request(request: Any, body: bytes) -> HttpRequest:
+    headers = tuple((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in request.headers.raw)
+    return HttpRequest(str(request.method), str(request.url), headers, body)
+
+
+def _kept_headers(headers: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in headers.multi_items():
+        name = k.lower()
+        if name in _DROP_RESPONSE_HEADERS:
+            continue
+        if name in out:
+            prev = out[name]
+            out[name] = [*prev, v] if isinstance(prev, list) else [prev, v]
+        else:
+            out[name] = v
+    return out
+
+
+def body_record(content_type: str, body: bytes) -> dict[str, Any]:
+    """A response body as readable JSON: parsed JSON, text, or base64 for binary."""
+    if not body:
+        return {"text": ""}
+    if "json" in content_type:
+        try:
+            return {"json": orjson.loads(body)}
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        return {"text": body.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(body).decode("ascii")}
+
+
+def body_bytes(record: dict[str, Any]) -> bytes:
+    if "json" in record:
+        return orjson.dumps(record["json"])
+    if "base64" in record:
+        return base64.b64decode(record["base64"])
+    text = record.get("text", "")
+    return text.encode("utf-8") if isinstance(text, str) else b""
+
+
+def _headers_list(record: dict[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for k, v in (record.get("headers") or {}).items():
+        for item in v if isinstance(v, list) else [v]:
+            out.append((str(k), str(item)))
+    return out
+
+
+class _EventRecorder:
+    """Splits a streamed body into SSE events as chunks arrive, and records it when closed."""
+
+    def __init__(self, slot: Slot, status: int, headers: dict[str, Any]) -> None:
+        self.slot = slot
+        self.status = status
+        self.headers = headers
+        self.events: list[str] = []
+        self.buffer = ""
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.complete = False
+        slot.partial = self.snapshot
+
+    def feed(self, chunk: bytes) -> None:
+        self.buffer += self.decoder.decode(chunk)
+        if "\n\n" not in self.buffer and "\r\r" not in self.buffer and "\r\n\r\n" not in self.buffer:
+            return
+        parts = _SSE_BOUNDARY.split(self.buffer)
+        self.buffer = parts.pop()
+        self.events.extend(p for p in parts if p)
+
+    def snapshot(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"status": self.status, "headers": self.headers, "events": list(self.events)}
+        if not self.complete:
+            record["incomplete"] = True
+        return record
+
+    def close(self) -> None:
+        if self.slot.done:
+            return
+        if self.complete:
+            tail = self.buffer + self.decoder.decode(b"", final=True)
+            if tail.strip():
+                self.events.append(tail.rstrip("\r\n"))
+            self.buffer = ""
+        self.slot.finish(self.snapshot())
+
+
+def _is_stream(content_type: str) -> bool:
+    return content_type.startswith("text/event-stream")
+
+
+@cache
+def _classes(lib: str) -> dict[str, type]:
+    """Build the four transport classes for ``httpx`` or ``httpx2`` (same API, different modules)."""
+    mod = _module(lib)
+
+    class RecordingStream(mod.SyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, response: Any, recorder: _EventRecorder) -> None:
+            self._response = response
+            self._recorder = recorder
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self._response.iter_bytes():
+                self._recorder.feed(chunk)
+                yield chunk
+            self._recorder.complete = True
+
+        def close(self) -> None:
+            try:
+                self._response.close()
+            finally:
+                self._recorder.close()
+
+    class AsyncRecordingStream(mod.AsyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, response: Any, recorder: _EventRecorder) -> None:
+            self._response = response
+            self._recorder = recorder
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in self._response.aiter_bytes():
+                self._recorder.feed(chunk)
+                yield chunk
+            self._recorder.complete = True
+
+        async def aclose(self) -> None:
+            try:
+                await self._response.aclose()
+            finally:
+                self._recorder.close()
+
+    class ReplayStream(mod.SyncByteStream, mod.AsyncByteStream):  # type: ignore[name-defined,misc]
+        """Recorded SSE events, handed to the SDK one event per chunk."""
+
+        def __init__(self, events: list[str]) -> None:
+            self._events = events
+
+        def __iter__(self) -> Iterator[bytes]:
+            for event in self._events:
+                yield (event + "\n\n").encode("utf-8")
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for event in self._events:
+                yield (event + "\n\n").encode("utf-8")
+
+    def replayed(record: dict[str, Any], request: Any) -> Any:
+        headers = _headers_list(record)
+        status = int(record.get("status", 200))
+        if "events" in record:
+            return mod.Response(
+                status, headers=headers, stream=ReplayStream(record["events"]), request=request
+            )
+        return mod.Response(status, headers=headers, content=body_bytes(record), request=request)
+
+    def start(session: Session, request: Any, body: bytes) -> tuple[Any, Slot | None]:
+        kind, normalized = normalize_http(_raw_request(request, body))
+        if session.replaying:
+            return replayed(session.serve(kind, normalized).response, request), None
+        return None, session.begin(kind, normalized)
+
+    def live_headers(response: Any) -> list[tuple[str, str]]:
+        return [
+            (k, v)
+            for k, v in response.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length")
+        ]
+
+    class Transport(mod.BaseTransport):  # type: ignore[name-defined,misc]
+        """A transport that serves calls from the active cassette or records them."""
+
+        def __init__(self, wrapped: Any = None, *, session: Session | None = None, owns_wrapped: bool = True):
+            self._wrapped = wrapped if wrapped is not None else mod.HTTPTransport()
+            self._session = session
+            self._owns = owns_wrapped if wrapped is not None else True
+
+        def handle_request(self, request: Any) -> Any:
+            session = self._session or current_session()
+            if session is None:
+                return self._wrapped.handle_request(request)
+            replay, slot = start(session, request, request.read())
+            if slot is None:
+                return replay
+            try:
+                response = self._wrapped.handle_request(request)
+            except BaseException:
+                slot.cancel()
+                raise
+            content_type = response.headers.get("content-type", "")
+            headers = _kept_headers(response.headers)
+            if _is_stream(content_type) and 200 <= response.status_code < 300:
+                recorder = _EventRecorder(slot, response.status_code, headers)
+                stream = RecordingStream(response, recorder)
+                return mod.Response(
+                    response.status_code,
+                    headers=live_headers(response),
+                    stream=stream,
+                    request=request,
+                    extensions=response.extensions,
+                )
+            try:
+                body = response.read()
+            finally:
+                response.close()
+            slot.finish(
+                {"status": response.status_code, "headers": headers, **body_record(content_type, body)}
+            )
+            return mod.Response(
+                response.status_code,
+                headers=live_headers(response),
+                content=body,
+                request=request,
+                extensions=response.extensions,
+            )
+
+        def close(self) -> None:
+            if self._owns:
+                self._wrapped.close()
+
+    class AsyncTransport(mod.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+        """The async twin of `Transport`."""
+
+        def __init__(self, wrapped: Any = None, *, session: Session | None = None, owns_wrapped: bool = True):
+            self._wrapped = wrapped if wrapped is not None else mod.AsyncHTTPTransport()
+            self._session = session
+            self._owns = owns_wrapped if wrapped is not None else True
+
+        async def handle_async_request(self, request: Any) -> Any:
+            session = self._session or current_session()
+            if session is None:
+                return await self._wrapped.handle_async_request(request)
+            replay, slot = start(session, request, await request.aread())
+            if slot is None:
+                return replay
+            try:
+                response = await self._wrapped.handle_async_request(request)
+            except BaseException:
+                slot.cancel()
+                raise
+            content_type = response.headers.get("content-type", "")
+            headers = _kept_headers(response.headers)
+            if _is_stream(content_type) and 200 <= response.status_code < 300:
+                recorder = _EventRecorder(slot, response.status_code, headers)
+                stream = AsyncRecordingStream(response, recorder)
+                return mod.Response(
+                    response.status_code,
+                    headers=live_headers(response),
+                    stream=stream,
+                    request=request,
+                    extensions=response.extensions,
+                )
+            try:
+                body = await response.aread()
+            finally:
+                await response.aclose()
+            slot.finish(
+                {"status": response.status_code, "headers": headers, **body_record(content_type, body)}
+            )
+            return mod.Response(
+                response.status_code,
+                headers=live_headers(response),
+                content=body,
+                request=request,
+                extensions=response.extensions,
+            )
+
+        async def aclose(self) -> None:
+            if self._owns:
+                await self._wrapped.aclose()
+
+    return {"Transport": Transport, "AsyncTransport": AsyncTransport}
+
+
+def transport(lib: str = "httpx2", wrapped: Any = None) -> Any:
+    """A sync cassette transport for ``httpx2`` (default) or ``httpx``.
+
+    Example::
+
+        client = httpx2.Client(transport=cassette.transport())
+    """
+    return _classes(lib)["Transport"](wrapped)
+
+
+def async_transport(lib: str = "httpx2", wrapped: Any = None) -> Any:
+    """The async twin of `transport`."""
+    return _classes(lib)["AsyncTransport"](wrapped)
+
+
+def http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
+    """An ``httpx2.Client`` (or ``httpx.Client``) routed through the seam, for any SDK built on it.
+
+    Example::
+
+        client = OpenAI(http_client=cassette.http_client())
+    """
+    mod = _module(lib)
+    return mod.Client(transport=transport(lib), **kwargs)
+
+
+def async_http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
+    """An ``httpx2.AsyncClient`` (or ``httpx.AsyncClient``) routed through the seam."""
+    mod = _module(lib)
+    return mod.AsyncClient(transport=async_transport(lib), **kwargs)
+
+
+def _lib_of(http: Any) -> tuple[str, bool] | None:
+    for lib in ("httpx2", "httpx"):
+        try:
+            mod = _module(lib)
+        except ImportError:
+            continue
+        if isinstance(http, mod.Client):
+            return lib, False
+        if isinstance(http, mod.AsyncClient):
+            return lib, True
+    return None
+
+
+def _rerouted(http: Any) -> Any:
+    """A new HTTP client like ``http`` whose transport goes through the seam (``http`` is untouched)."""
+    found = _lib_of(http)
+    if found is None:
+        raise TypeError(f"cannot instrument {type(http).__name__}: not an httpx or httpx2 client")
+    lib, is_async = found
+    mod = _module(lib)
+    inner = getattr(http, "_transport", None)
+    classes = _classes(lib)
+    cls = classes["AsyncTransport"] if is_async else classes["Transport"]
+    seam = cls(inner, owns_wrapped=False) if inner is not None else cls()
+    client_cls = mod.AsyncClient if is_async else mod.Client
+    return client_cls(
+        transport=seam,
+        timeout=http.timeout,
+        follow_redirects=http.follow_redirects,
+        headers=http.headers,
+        base_url=http.base_url,
+    )
+
+
+def instrument(client: Any) -> Any:
+    """A copy of an SDK client (OpenAI, AsyncOpenAI, Azure, Anthropic, …) routed through the seam.
+
+    The caller's client is left untouched; with no active cassette the copy
+    behaves exactly like the original. Plain httpx/httpx2 clients work too.
+
+    Example::
+
+        client = cassette.instrument(OpenAI())
+    """
+    if _lib_of(client) is not None:
+        return _rerouted(client)
+    http = getattr(client, "_client", None)
+    copy = getattr(client, "copy", None) or getattr(client, "with_options", None)
+    if http is None or copy is None or _lib_of(http) is None:
+        raise TypeError(
+            f"cassette.instrument() does not know how to route {type(client).__name__}; pass "
+            "http_client=cassette.http_client() (or async_http_client()) to its constructor instead."
+        )
+    return copy(http_client=_rerouted(http))

@@ -1,0 +1,16 @@
+"""Built-in plugins, registered through the same door as third-party ones.
+
+Each module here implements hooks from :mod:`cassette.hookspecs` with
+``@hookimpl``. The plugin manager registers every module named in ``BUILTIN``.
+"""
+
+BUILTIN = [
+    "cassette.plugins.provider_openai",
+    "cassette.plugins.provider_anthropic",
+    "cassette.plugins.provider_http",
+    "cassette.plugins.redact_default",
+    "cassette.plugins.secret_rules",
+    "cassette.plugins.semantic_lexical",
+    "cassette.plugins.semantic_embeddings",
+    "cassette.plugins.semantic_remote",
+]

@@ -1,0 +1,50 @@
+"""OpenAI (and Azure OpenAI, and OpenAI-compatible servers): recognise the traffic and normalise it.
+
+The key keeps every body field that can change the answer (model, messages,
+input, instructions, tools, tool_choice, response_format, stream, sampling
+parameters, …) and drops transport noise: ``user``, ``metadata``,
+``prompt_cache_key``, ``safety_identifier``, ``store``. Headers (API keys,
+user-agent, ``x-stainless-*``, idempotency keys) and the host never enter it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cassette._model import HttpRequest
+from cassette.hookspecs import hookimpl
+from cassette.plugins._http import json_body, llm_request
+
+NOISE = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier", "store"})
+
+_ENDPOINTS = [
+    (re.compile(r"/chat/completions$"), "chat.completions"),
+    (re.compile(r"/responses$"), "responses"),
+    (re.compile(r"/embeddings$"), "embeddings"),
+    (re.compile(r"/completions$"), "completions"),
+    (re.compile(r"/moderations$"), "moderations"),
+    (re.compile(r"/images/generations$"), "images.generate"),
+    (re.compile(r"/audio/speech$"), "audio.speech"),
+]
+_AZURE_DEPLOYMENT = re.compile(r"/openai/deployments/([^/]+)/")
+
+
+@hookimpl
+def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
+    if request.method != "POST":
+        return None
+    path = request.path.rstrip("/")
+    endpoint = next((name for pattern, name in _ENDPOINTS if pattern.search(path)), None)
+    if endpoint is None:
+        return None
+    if request.header("anthropic-version") is not None:
+        return None
+    body = json_body(request)
+    if not isinstance(body, dict):
+        return None
+    normalized = llm_request("openai", endpoint, body, NOISE)
+    azure = _AZURE_DEPLOYMENT.search(path)
+    if azure:
+        normalized.setdefault("model", azure.group(1))
+    return normalized

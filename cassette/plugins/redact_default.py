@@ -1,0 +1,143 @@
+"""Default redaction on write: secret headers, query parameters and body fields by name,
+and provider key formats by pattern anywhere in a string.
+
+Ids, UUIDs, hashes and emails are left alone, so a run whose tool returns an id
+that the next prompt repeats still replays (redaction never touches match keys).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from cassette.hookspecs import hookimpl
+
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "api-key",
+        "x-api-key",
+        "x-goog-api-key",
+        "anthropic-api-key",
+        "cookie",
+        "set-cookie",
+        "openai-organization",
+        "openai-project",
+        "x-amz-security-token",
+        "x-auth-token",
+        "x-access-token",
+    }
+)
+SECRET_FIELDS = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "api-key",
+        "password",
+        "passwd",
+        "secret",
+        "client_secret",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "private_key",
+        "secret_key",
+        "aws_secret_access_key",
+        "authorization",
+    }
+)
+SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "sig", "signature"})
+PLACEHOLDER = "<redacted>"
+
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})")
+
+
+def _config_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    from cassette._config import load_config
+
+    cfg = load_config()
+    lower = lambda names: frozenset(n.lower() for n in names)  # noqa: E731
+    return (
+        SECRET_HEADERS | lower(cfg.redact_headers),
+        SECRET_FIELDS | lower(cfg.redact_fields),
+        SECRET_QUERY | lower(cfg.redact_query),
+    )
+
+
+def _text_rules() -> Any:
+    try:
+        from cassette._secrets import default_rules, redact_text
+    except ImportError:  # pragma: no cover - the scanner ships with cassette
+        return None
+    rules = _RULES.get("rules")
+    if rules is None:
+        from cassette._plugins import get_plugin_manager
+        from cassette._secrets import rules_from_plugins
+
+        try:
+            rules = rules_from_plugins(get_plugin_manager())
+        except Exception:
+            rules = default_rules()
+        _RULES["rules"] = rules
+    return lambda text: redact_text(text, rules)
+
+
+_RULES: dict[str, Any] = {}
+
+
+def _redact_url(url: str, names: frozenset[str]) -> str:
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if not any(k.lower() in names for k, _ in pairs):
+        return url
+    pairs = [(k, PLACEHOLDER if k.lower() in names else v) for k, v in pairs]
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(pairs, safe="<>"), parts.fragment))
+
+
+def _walk(
+    value: Any, fields: frozenset[str], headers: frozenset[str], query: frozenset[str], text: Any
+) -> Any:
+    if isinstance(value, str):
+        if text is not None:
+            value = text(value)
+        if ("earer " in value or "asic " in value) and _BEARER.search(value):
+            value = _BEARER.sub(lambda m: f"{m.group(1)} {PLACEHOLDER}", value)
+        if value.startswith(("http://", "https://")) and "?" in value:
+            value = _redact_url(value, query)
+        return value
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            value[i] = _walk(item, fields, headers, query, text)
+        return value
+    if isinstance(value, dict):
+        for k in list(value):
+            low = k.lower() if isinstance(k, str) else k
+            v = value[k]
+            if low == "headers" and isinstance(v, dict):
+                for h in list(v):
+                    if h.lower() in headers:
+                        v[h] = PLACEHOLDER
+            if low == "query" and isinstance(v, list):
+                value[k] = [
+                    [p[0], PLACEHOLDER]
+                    if isinstance(p, list) and len(p) == 2 and str(p[0]).lower() in query
+                    else p
+                    for p in v
+                ]
+                continue
+            if low in fields and isinstance(v, str | int | float) and v not in ("", PLACEHOLDER):
+                value[k] = PLACEHOLDER
+                continue
+            value[k] = _walk(v, fields, headers, query, text)
+        return value
+    return value
+
+
+@hookimpl
+def cassette_redact(data: Any, kind: str, part: str) -> None:
+    headers, fields, query = _config_names()
+    _walk(data, fields, headers, query, _text_rules())

@@ -1,0 +1,63 @@
+"""Shared fixtures: the project's local OpenAI/Anthropic-compatible server and SDK clients on it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cassette._config import clear_config_cache
+from cassette.devserver import DevServer
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test runs in its own directory with no CASSETTE_* or API-key variables set."""
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith("CASSETTE_") or name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+            monkeypatch.delenv(name)
+    clear_config_cache()
+    yield
+    clear_config_cache()
+
+
+@pytest.fixture
+def devserver() -> Iterator[DevServer]:
+    """A fresh local server on a free loopback port (answers vary per instance, like a real model)."""
+    with DevServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def openai_client(devserver: DevServer):  # type: ignore[no-untyped-def]
+    import cassette
+    from openai import OpenAI
+
+    return cassette.instrument(OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0))
+
+
+@pytest.fixture
+def async_openai_client(devserver: DevServer):  # type: ignore[no-untyped-def]
+    import cassette
+    from openai import AsyncOpenAI
+
+    return cassette.instrument(AsyncOpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0))
+
+
+@pytest.fixture
+def anthropic_client(devserver: DevServer):  # type: ignore[no-untyped-def]
+    import cassette
+    from anthropic import Anthropic
+
+    return cassette.instrument(Anthropic(base_url=devserver.anthropic_base_url, api_key="x", max_retries=0))
+
+
+@pytest.fixture
+def async_anthropic_client(devserver: DevServer):  # type: ignore[no-untyped-def]
+    import cassette
+    from anthropic import AsyncAnthropic
+
+    return cassette.instrument(AsyncAnthropic(base_url=devserver.anthropic_base_url, api_key="x", max_retries=0))

@@ -1,0 +1,135 @@
+"""The ``embeddings`` semantic backend: static word embeddings, offline, no torch.
+
+The model is the 32k x 256 static embedding table shipped inside the
+``wordllama`` wheel, run by ``model2vec``; install both with
+``pip install 'cassette[embeddings]'``. We never import ``wordllama`` itself
+(its import configures the root logger and its loader reaches for the
+network); we read its two files directly. The model loads once, on first use.
+
+The score is the best cosine between the expected text and the answer or any
+one of its sentences, so a long answer whose one sentence says the expected
+thing still matches. Bag-of-words cosines are blind to negation and numbers,
+so the lexical backend's guards veto on top.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cassette._errors import SemanticBackendError
+from cassette.hookspecs import hookimpl
+from cassette.plugins.semantic_lexical import VETO_FACTOR, guard
+
+if TYPE_CHECKING:
+    from model2vec import StaticModel
+
+_INSTALL = "pip install 'cassette[embeddings]'"
+_WEIGHTS = "weights/l2_supercat_256.safetensors"
+_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _model_dir() -> Path:
+    """The installed ``wordllama`` package directory, found without importing the package."""
+    try:
+        spec = importlib.util.find_spec("wordllama")
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
+        raise SemanticBackendError(
+            "the 'embeddings' semantic backend needs the model shipped in the wordllama wheel, "
+            f"which is not installed. Run: {_INSTALL}"
+        )
+    return Path(locations[0])
+
+
+def load_model() -> StaticModel:
+    """Build the static embedding model from the files inside the wordllama wheel.
+
+    Example::
+
+        load_model().encode(["offers a refund"]).shape  # (1, 256)
+    """
+    try:
+        from model2vec import StaticModel
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise SemanticBackendError(
+            f"the 'embeddings' semantic backend needs {exc.name or 'model2vec'}, which is not installed. "
+            f"Run: {_INSTALL}"
+        ) from exc
+    root = _model_dir()
+    weights, tokenizer = root / _WEIGHTS, root / _TOKENIZER
+    for path in (weights, tokenizer):
+        if not path.is_file():
+            raise SemanticBackendError(
+                f"{path}: expected this model file inside the wordllama wheel but it is missing; "
+                f"reinstall with: {_INSTALL}",
+                path=path,
+            )
+    tensors = load_file(str(weights))
+    if "embedding.weight" not in tensors:
+        raise SemanticBackendError(
+            f"{weights}: expected a tensor named 'embedding.weight', found {sorted(tensors)}; "
+            f"reinstall with: {_INSTALL}",
+            path=weights,
+        )
+    vectors = tensors["embedding.weight"].astype("float32")
+    return StaticModel(vectors=vectors, tokenizer=Tokenizer.from_file(str(tokenizer)), normalize=True)
+
+
+def split_sentences(text: str) -> list[str]:
+    """The answer's sentences, split after ``.``, ``!``, ``?`` and at line breaks."""
+    return [s for s in (part.strip() for part in _SENTENCE_END.split(text)) if s]
+
+
+class EmbeddingsBackend:
+    """Best cosine of static embeddings between the expected text and the answer's sentences.
+
+    Example::
+
+        EmbeddingsBackend().score("Sure. Your money will be returned.", "we give you a refund")
+    """
+
+    name = "embeddings"
+    default_threshold = 0.72
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def model(self) -> StaticModel:
+        """The model, loaded on first use and kept."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = load_model()
+        model: StaticModel = self._model
+        return model
+
+    def score(self, actual: str, expected: str) -> tuple[float, str]:
+        sentences = split_sentences(actual)
+        texts = [actual, *sentences] if len(sentences) > 1 else [actual]
+        vectors = self.model().encode([expected, *texts], use_multiprocessing=False)
+        cosines = vectors[1:] @ vectors[0]
+        best = int(cosines.argmax())
+        value = min(1.0, max(0.0, float(cosines[best])))
+        where = "the whole answer" if best == 0 else f"sentence {best}"
+        veto = guard(actual, expected)
+        if veto is not None:
+            return value * VETO_FACTOR, f"{veto} (cosine {value:.2f} with {where})"
+        return value, f"cosine {value:.2f} with {where}"
+
+
+EMBEDDINGS = EmbeddingsBackend()
+
+
+@hookimpl
+def cassette_semantic_backends() -> list[EmbeddingsBackend]:
+    return [EMBEDDINGS]

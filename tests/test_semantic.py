@@ -1,0 +1,390 @@
+"""semantic_match: the lexical default, its guards, the embeddings backend, and the plugin door."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from cassette import hookimpl
+from cassette._errors import (
+    CassetteConfigError,
+    CassetteError,
+    SemanticBackendError,
+    UnknownSemanticBackendError,
+)
+from cassette._plugins import get_plugin_manager
+from cassette._semantic import (
+    MatchResult,
+    SemanticBackend,
+    available_backends,
+    configure,
+    get_backend,
+    semantic_match,
+)
+from cassette.plugins.semantic_lexical import LEXICAL, analyse, guard, stem
+
+LONG_ANSWER = (
+    "Thanks for reaching out, and I'm sorry the blender arrived damaged. "
+    "I checked order #4821: it was delivered on Monday, so it is well inside the 30-day window. "
+    "I have issued a full refund to your original card. "
+    "You should see it within 3 to 5 business days. Is there anything else I can help with?"
+)
+
+
+@pytest.fixture(autouse=True)
+def _default_config() -> Iterator[None]:
+    configure(None, {})
+    yield
+    configure(None, {})
+
+
+# --- lexical: recall-oriented coverage -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "expected",
+    ["a full refund was issued", "refund issued", "refund to your card", "delivered on Monday", "$"],
+)
+def test_long_answer_containing_the_meaning_matches(expected: str) -> None:
+    assert semantic_match(LONG_ANSWER, expected)
+
+
+def test_long_answer_missing_the_meaning_fails_and_names_the_missing_words() -> None:
+    result = semantic_match(LONG_ANSWER, "offered store credit instead")
+    assert not result
+    assert "missing 'offered', 'store', 'credit'" in result.reason
+
+
+def test_inflections_meet_through_stemming() -> None:
+    assert stem("refunded") == stem("refunds") == stem("refunding") == "refund"
+    assert semantic_match("We refunded the charges.", "refunds the charge")
+
+
+def test_paraphrase_with_no_shared_words_is_beyond_lexical() -> None:
+    # Documented limit: use backend="embeddings" or a model-backed backend for these.
+    assert not semantic_match("Your money will be returned in full.", "you get a refund")
+
+
+# --- negation polarity ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "actual",
+    [
+        "I cannot offer a refund.",
+        "I can't offer a refund for this order.",
+        "We will NOT refund opened items.",
+        "There is no refund for opened items.",
+        "We won't refund that.",
+        "We never give refunds after 30 days.",
+        "I'm unable to offer a refund.",
+        "We refuse to refund this order.",
+        "I cannot, unfortunately, offer a refund.",
+    ],
+)
+def test_negated_answer_does_not_match_positive_expectation(actual: str) -> None:
+    result = semantic_match(actual, "offers a refund")
+    assert not result
+    assert result.reason.startswith("negated: ")
+    assert "refund" in result.reason
+
+
+def test_negation_reason_quotes_cue_and_word() -> None:
+    assert (
+        semantic_match("I cannot offer a refund.", "offers a refund").reason == "negated: 'cannot … refund'"
+    )
+    assert guard("There is no refund.", "a refund") == "negated: 'no refund'"
+
+
+@pytest.mark.parametrize(
+    "actual",
+    ["I'm sorry, but I cannot offer a refund.", "No refund is possible here.", "We won't refund it."],
+)
+def test_negated_expectation_matches_negated_answer(actual: str) -> None:
+    assert semantic_match(actual, "no refund")
+
+
+def test_positive_answer_does_not_match_negated_expectation() -> None:
+    result = semantic_match("We will refund you today.", "will not refund")
+    assert not result
+    assert result.reason == "not negated: expected 'not refund', answer says 'refund'"
+
+
+@pytest.mark.parametrize(
+    "actual",
+    [
+        "No problem, we will offer a full refund.",
+        "No, we are happy to offer a refund.",
+        "We can't ship it today, but we will offer a refund.",
+        "Not only do we offer a refund, we also cover shipping.",
+    ],
+)
+def test_negation_scope_ends_where_it_should(actual: str) -> None:
+    assert semantic_match(actual, "offers a refund")
+
+
+# --- numbers, amounts, dates, weekdays --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        ("We refunded $200.", "refunded $20", "expected '$20', answer has '$200'"),
+        ("The delivery is on Thursday.", "delivery on Tuesday", "expected 'Tuesday', answer has 'Thursday'"),
+        ("Your appointment is on March 4.", "appointment on March 3", "expected '3', answer has '4'"),
+        ("The fee is 15%.", "a 5% fee", "expected '5%', answer has '15%'"),
+        ("Your appointment is in March.", "appointment on March 3", "expected '3', answer has none"),
+        ("It ships in April.", "ships in March", "expected 'March', answer has 'April'"),
+    ],
+)
+def test_numbers_and_dates_must_match_exactly(actual: str, expected: str, reason: str) -> None:
+    result = semantic_match(actual, expected)
+    assert not result
+    assert result.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("You will get $20.00 back as a refund.", "a $20 refund"),
+        ("A refund of 1,000 dollars was issued.", "refund of $1000"),
+        ("Your appointment is on 3 March.", "appointment on March 3"),
+        ("It arrives in three days.", "arrives in 3 days"),
+        ("Delivery on Tue.", "delivery on Tuesday"),
+        ("We refunded $20 on 2024-03-03, order 991.", "refunded $20"),
+    ],
+)
+def test_same_numbers_written_differently_match(actual: str, expected: str) -> None:
+    assert semantic_match(actual, expected)
+
+
+# --- the result object and the API ------------------------------------------------------------
+
+
+def test_result_fields_and_truthiness() -> None:
+    hit = semantic_match(LONG_ANSWER, "full refund issued")
+    assert isinstance(hit, MatchResult)
+    assert bool(hit) is True and hit.passed
+    assert (hit.score, hit.threshold, hit.backend) == (1.0, LEXICAL.default_threshold, "lexical")
+    assert hit.reason == "all 3 expected words found"
+    assert hit.expected == "full refund issued"
+
+    miss = semantic_match("I cannot offer a refund.", "offers a refund")
+    assert bool(miss) is False
+    assert 0.0 <= miss.score < miss.threshold
+    assert "negated: 'cannot … refund'" in repr(miss)
+    assert "NO MATCH" in repr(miss)
+
+
+def test_list_expected_passes_if_any_matches_and_reports_the_best() -> None:
+    result = semantic_match(LONG_ANSWER, ["offered store credit", "full refund issued", "denied"])
+    assert result
+    assert result.expected == "full refund issued"
+
+
+def test_list_expected_all_failing_reports_the_closest() -> None:
+    result = semantic_match("We refunded $200.", ["store credit", "refunded $20 today"])
+    assert not result
+    assert result.expected == "refunded $20 today"
+
+
+@pytest.mark.parametrize("bad", [[], [None], None, 3])
+def test_bad_expected_is_a_config_error(bad: object) -> None:
+    with pytest.raises(CassetteConfigError, match="expected must be a string"):
+        semantic_match("text", bad)  # type: ignore[arg-type]
+
+
+def test_non_text_actual_is_a_config_error() -> None:
+    with pytest.raises(CassetteConfigError, match="actual must be text, got NoneType"):
+        semantic_match(None, "refund")  # type: ignore[arg-type]
+
+
+def test_threshold_override() -> None:
+    partial = "We issued a refund."
+    assert semantic_match(partial, "refund issued to card").score == pytest.approx(2 / 3)
+    assert semantic_match(partial, "refund issued to card", threshold=0.5)
+    assert not semantic_match(partial, "refund issued to card", threshold=0.9)
+    assert semantic_match(partial, "refund issued to card", threshold=0.5).threshold == 0.5
+
+
+@pytest.mark.parametrize("bad", [1.5, -0.1, "0.5", True])
+def test_bad_threshold_is_a_config_error(bad: object) -> None:
+    with pytest.raises(CassetteConfigError, match="threshold must be a number from 0 to 1"):
+        semantic_match("a", "a", threshold=bad)  # type: ignore[arg-type]
+
+
+def test_configure_sets_threshold_and_default_backend() -> None:
+    configure(None, {"lexical": 0.95})
+    result = semantic_match("We issued a refund.", "refund issued to card")
+    assert result.threshold == 0.95 and not result
+    configure("no-such-backend", {})
+    with pytest.raises(UnknownSemanticBackendError, match="no-such-backend"):
+        semantic_match("a", "a")
+
+
+def test_configure_rejects_bad_threshold() -> None:
+    with pytest.raises(CassetteConfigError, match=r"semantic_thresholds\.lexical"):
+        configure("lexical", {"lexical": 2.0})
+
+
+def test_unknown_backend_names_the_available_ones() -> None:
+    with pytest.raises(UnknownSemanticBackendError) as info:
+        semantic_match("a", "a", backend="sbert")
+    assert isinstance(info.value, CassetteConfigError)
+    assert isinstance(info.value, SemanticBackendError)
+    assert "'sbert'" in str(info.value)
+    assert "lexical" in str(info.value) and "embeddings" in str(info.value)
+
+
+def test_builtins_are_offered_through_the_hook() -> None:
+    backends = available_backends()
+    assert {"lexical", "embeddings"} <= set(backends)
+    assert all(isinstance(b, SemanticBackend) for b in backends.values())
+    assert get_backend() is LEXICAL
+
+
+class _ShoutBackend:
+    name = "shout"
+    default_threshold = 0.5
+
+    def score(self, actual: str, expected: str) -> tuple[float, str]:
+        same = actual.upper() == expected.upper()
+        return (1.0 if same else 0.0), "same letters" if same else "different letters"
+
+
+class _ShoutPlugin:
+    @hookimpl
+    def cassette_semantic_backends(self) -> list[object]:
+        return [_ShoutBackend()]
+
+
+class _ShadowPlugin:
+    @hookimpl
+    def cassette_semantic_backends(self) -> list[object]:
+        backend = _ShoutBackend()
+        backend.name = "lexical"
+        return [backend]
+
+
+def test_a_third_party_backend_plugs_in_through_the_hook() -> None:
+    pm = get_plugin_manager()
+    plugin = _ShoutPlugin()
+    pm.register(plugin)
+    try:
+        result = semantic_match("Refund", "REFUND", backend="shout")
+        assert result and result.backend == "shout" and result.reason == "same letters"
+    finally:
+        pm.unregister(plugin)
+    with pytest.raises(UnknownSemanticBackendError):
+        semantic_match("a", "a", backend="shout")
+
+
+def test_a_plugin_may_not_shadow_a_builtin_backend() -> None:
+    pm = get_plugin_manager()
+    plugin = _ShadowPlugin()
+    pm.register(plugin)
+    try:
+        with pytest.raises(CassetteConfigError, match="two plugins offer a semantic backend named 'lexical'"):
+            semantic_match("a", "a")
+    finally:
+        pm.unregister(plugin)
+
+
+def test_failing_assert_shows_the_reason_in_pytest_output(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import cassette
+
+        def test_refund_policy():
+            answer = "I'm sorry, but I cannot offer a refund for opened items."
+            assert cassette.semantic_match(answer, "offers a refund")
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["E * assert <MatchResult NO MATCH [[]lexical[]] score 0.10 < 0.60: negated: 'cannot … refund'; *"]
+    )
+
+
+def test_analysis_is_cached_and_pure() -> None:
+    assert analyse("I cannot offer a refund.") is analyse("I cannot offer a refund.")
+    assert analyse("I cannot offer a refund.").negated == {
+        "offer": "cannot offer",
+        "refund": "cannot … refund",
+    }
+
+
+# --- embeddings -------------------------------------------------------------------------------
+
+
+def test_importing_cassette_loads_no_model() -> None:
+    code = (
+        "import sys, logging, cassette._semantic, cassette.plugins.semantic_embeddings\n"
+        "assert 'model2vec' not in sys.modules and 'wordllama' not in sys.modules, sys.modules.keys()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_missing_embeddings_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cassette.plugins.semantic_embeddings import EmbeddingsBackend
+
+    monkeypatch.setitem(sys.modules, "model2vec", None)  # how Python spells "not installed"
+    with pytest.raises(SemanticBackendError, match=r"pip install 'cassette\[embeddings\]'") as info:
+        EmbeddingsBackend().score("a", "b")
+    assert isinstance(info.value, CassetteError)
+
+
+@pytest.fixture(scope="module")
+def embeddings() -> SemanticBackend:
+    pytest.importorskip("model2vec")
+    pytest.importorskip("safetensors")
+    pytest.importorskip("tokenizers")
+    if __import__("importlib").util.find_spec("wordllama") is None:
+        pytest.skip("wordllama wheel (the model files) not installed")
+    return get_backend("embeddings")
+
+
+def test_embeddings_match_a_long_answer_by_its_best_sentence(embeddings: SemanticBackend) -> None:
+    result = semantic_match(LONG_ANSWER, "I have issued a full refund to your card", backend="embeddings")
+    assert result
+    assert result.reason.startswith("cosine ") and "sentence 3" in result.reason
+
+
+def test_embeddings_see_synonyms_that_lexical_cannot(embeddings: SemanticBackend) -> None:
+    actual, expected = "The kitten is sleeping on the sofa.", "A cat sleeps on the couch."
+    by_vectors = semantic_match(actual, expected, backend="embeddings").score
+    by_words = semantic_match(actual, expected).score
+    assert by_vectors > by_words + 0.2
+
+
+def test_embeddings_share_the_negation_veto(embeddings: SemanticBackend) -> None:
+    result = semantic_match("I cannot offer a refund.", "offers a refund", backend="embeddings")
+    assert not result
+    assert result.reason.startswith("negated: 'cannot … refund' (cosine ")
+
+
+def test_embeddings_share_the_number_guard(embeddings: SemanticBackend) -> None:
+    assert not semantic_match("We refunded $200.", "refunded $20", backend="embeddings")
+    assert not semantic_match("Arrives Thursday.", "arrives Tuesday", backend="embeddings")
+    assert semantic_match("We refunded $20.", "refunded $20", backend="embeddings")
+
+
+def test_embeddings_never_import_wordllama(embeddings: SemanticBackend) -> None:
+    code = (
+        "import sys, logging\n"
+        "from cassette.plugins.semantic_embeddings import EMBEDDINGS\n"
+        "EMBEDDINGS.score('a refund', 'refund')\n"
+        "assert 'wordllama' not in sys.modules\n"
+        "assert not logging.getLogger().handlers\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_embedding_scores_stay_in_range(embeddings: SemanticBackend) -> None:
+    for actual, expected in [("", "refund"), ("refund", "refund"), ("zzz qqq", "refund"), ("a", "")]:
+        value, reason = embeddings.score(actual, expected)
+        assert 0.0 <= value <= 1.0 and reason

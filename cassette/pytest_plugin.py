@@ -1,0 +1,3 @@
+"""pytest plugin for cassette (registered through the ``pytest11`` entry point)."""
+
+from __future__ import annotations

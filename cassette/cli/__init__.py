@@ -1,0 +1,133 @@
+"""The ``cassette`` command line: one module per sub-command, discovered at start-up.
+
+Every module of this package whose name does not start with ``_`` is a command.
+Its name is the module name with a trailing ``_`` stripped and ``_`` turned into
+``-`` (``import_.py`` → ``import``, ``install_hooks.py`` → ``install-hooks``).
+A command module defines::
+
+    HELP: str                                         # one line, shown in `cassette --help`
+    def add_arguments(parser: argparse.ArgumentParser) -> None: ...
+    def run(args: argparse.Namespace) -> int: ...     # the exit code
+
+Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Callable, Sequence
+from types import ModuleType
+
+from cassette._errors import CassetteError
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+_EPILOG = """\
+exit codes:
+  0  ok
+  1  findings or failure (secrets found, drift, a check failed)
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+Run `cassette <command> --help` for the options of one command."""
+
+
+def command_name(module_name: str) -> str:
+    """The command a module implements: ``import_`` → ``import``, ``install_hooks`` → ``install-hooks``.
+
+    Example::
+
+        command_name("install_hooks") == "install-hooks"
+    """
+    return module_name.rstrip("_").replace("_", "-")
+
+
+def _discover() -> dict[str, tuple[str, ModuleType | BaseException]]:
+    """``{command: (module name, module or the import error)}``, sorted by command."""
+    found: dict[str, tuple[str, ModuleType | BaseException]] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        full = f"{__name__}.{info.name}"
+        try:
+            module: ModuleType | BaseException = importlib.import_module(full)
+        except Exception as exc:  # one broken command must not take the others down
+            module = exc
+        found[command_name(info.name)] = (full, module)
+    return dict(sorted(found.items()))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with one sub-parser per discovered command."""
+    from cassette import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="cassette",
+        description="Record LLM agent runs into git-tracked cassettes and replay them offline.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"cassette {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="<command>", title="commands")
+    for name, (full, module) in _discover().items():
+        if isinstance(module, BaseException):
+            help_text = f"(unavailable: cannot import {full}: {module})"
+            sp = sub.add_parser(name, help=help_text, description=help_text)
+            sp.set_defaults(_run=_broken(name, full, module))
+            continue
+        help_text = str(getattr(module, "HELP", "")).strip()
+        sp = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=_EPILOG.split("\n\n")[0],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        add_arguments = getattr(module, "add_arguments", None)
+        if add_arguments is not None:
+            add_arguments(sp)
+        sp.set_defaults(_run=module.run)
+    return parser
+
+
+def _broken(name: str, full: str, exc: BaseException) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        raise CassetteError(f"the {name} command cannot be loaded ({full}: {exc}). Reinstall cassette.")
+
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``cassette`` command and return its exit code.
+
+    Example::
+
+        from cassette.cli import main
+        main(["ls", "tests/cassettes"])  # 0
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # --help, --version and usage errors (argparse exits with 2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        code = args._run(args)
+    except CassetteError as exc:
+        print(f"cassette {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `cassette show x | head`
+        return EXIT_OK
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -67,6 +67,7 @@ class Cassette:
     interactions: list[Interaction] = field(default_factory=list)
     store: Path | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # unknown top-level fields, kept verbatim
+    blob_cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def hydrate(self, value: Any) -> Any:
         """Replace blob references in ``value`` by their content (read from the store)."""

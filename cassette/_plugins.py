@@ -96,8 +96,8 @@ def normalize(request: dict[str, Any], kind: str) -> dict[str, Any]:
 
 def redacted(data: Any, kind: str, part: str) -> Any:
     """A copy of ``data`` with every redactor applied; ``data`` itself is untouched."""
-    from cassette._store import canonical_json, loads
+    from cassette._store import loads, ordered_json
 
-    copy = loads(canonical_json(data))
+    copy = loads(ordered_json(data))
     get_plugin_manager().hook.cassette_redact(data=copy, kind=kind, part=part)
     return copy

@@ -308,6 +308,7 @@ class Session:
                 self.misses.append(miss)
             raise miss
         assert self.cassette is not None
+        self.cassette.hydrate(inter.request)  # a missing or tampered blob fails here, not silently
         response = self.cassette.hydrate(inter.response)
         from cassette._usage import tokens_of
 

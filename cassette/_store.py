@@ -50,12 +50,33 @@ def canonical_json(value: Any) -> bytes:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def pretty_json(value: Any) -> bytes:
-    """The manifest layout: sorted keys, two-space indent, trailing newline."""
+def ordered_json(value: Any) -> bytes:
+    """Compact JSON keeping every object's key order (payloads: user code can observe the order)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+        return orjson.dumps(value)
     except TypeError:
-        return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def pretty_json(value: Any) -> bytes:
+    """The manifest layout: two-space indent, trailing newline, key order as given."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+    except TypeError:
+        return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def _sorted_envelope(value: dict[str, Any], depth: int) -> dict[str, Any]:
+    """Sort the keys of the manifest's own objects (top level, interactions, request and response).
+
+    Payloads below them keep their original key order: a tool result that user
+    code serialises into the next prompt must come back exactly as it was.
+    """
+    out = {}
+    for k in sorted(value):
+        v = value[k]
+        out[k] = _sorted_envelope(v, depth - 1) if depth > 0 and isinstance(v, dict) else v
+    return out
 
 
 def loads(data: bytes) -> Any:
@@ -161,7 +182,8 @@ class BlobStore:
             ) from None
         except (IsADirectoryError, NotADirectoryError, PermissionError) as exc:
             raise MissingBlobError(
-                f"blob {blob_id} in {self.root}{where} cannot be read ({exc.strerror}). Re-record the cassette.",
+                f"blob {blob_id} in {self.root}{where} cannot be read ({exc.strerror}). "
+                "Re-record the cassette.",
                 path=manifest or target,
             ) from None
         if git_blob_id(data) != blob_id:
@@ -220,7 +242,7 @@ def _dehydrate(value: Any, store: BlobStore, threshold: int, *, in_list: bool) -
             return {"$literal": {k: _dehydrate(v, store, threshold, in_list=False) for k, v in value.items()}}
         out = {k: _dehydrate(v, store, threshold, in_list=False) for k, v in value.items()}
         if in_list:
-            data = canonical_json(out)
+            data = ordered_json(out)
             if len(data) >= threshold:
                 return {"$blob": store.put(data), "$json": True}
         return out
@@ -228,14 +250,18 @@ def _dehydrate(value: Any, store: BlobStore, threshold: int, *, in_list: bool) -
 
 
 def hydrate(value: Any, cassette: Cassette) -> Any:
-    """Resolve every blob reference in ``value`` against the cassette's store."""
+    """Resolve every blob reference in ``value`` against the cassette's store.
+
+    Blob contents are verified against their id when first read, then cached on
+    the cassette, so a system prompt shared by every call is read once.
+    """
     store = BlobStore(cassette.store) if cassette.store else None
-    return _hydrate(value, store, cassette.path, 0)
+    return _hydrate(value, store, cassette.path, 0, cassette.blob_cache)
 
 
-def _hydrate(value: Any, store: BlobStore | None, manifest: Path, depth: int) -> Any:
+def _hydrate(value: Any, store: BlobStore | None, manifest: Path, depth: int, cache: dict[str, Any]) -> Any:
     if isinstance(value, list):
-        return [_hydrate(v, store, manifest, depth) for v in value]
+        return [_hydrate(v, store, manifest, depth, cache) for v in value]
     if not isinstance(value, dict):
         return value
     if "$blob" in value:
@@ -251,30 +277,40 @@ def _hydrate(value: Any, store: BlobStore | None, manifest: Path, depth: int) ->
                 "Re-record the cassette.",
                 path=manifest,
             )
-        data = store.get(blob_id, manifest=manifest)
-        if value.get("$json"):
-            if depth > 32:
-                raise InvalidBlobRefError(
-                    f"{manifest}: blob references nest deeper than 32 levels. Re-record the cassette.",
-                    path=manifest,
-                )
-            try:
-                inner = loads(data)
-            except (ValueError, RecursionError) as exc:
-                raise TamperedBlobError(
-                    f"{manifest}: JSON blob {blob_id} does not parse ({exc}). Re-record the cassette.",
-                    path=manifest,
-                ) from None
-            return _hydrate(inner, store, manifest, depth + 1)
-        try:
-            return data.decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            raise TamperedBlobError(
-                f"{manifest}: text blob {blob_id} is not UTF-8. Re-record the cassette.", path=manifest
-            ) from None
+        is_json = bool(value.get("$json"))
+        cached = cache.get(blob_id)
+        if cached is None or cached[0] != is_json:
+            cached = (is_json, _read_blob(store, blob_id, manifest, is_json))
+            cache[blob_id] = cached
+        if not is_json:
+            return cached[1]
+        if depth > 32:
+            raise InvalidBlobRefError(
+                f"{manifest}: blob references nest deeper than 32 levels. Re-record the cassette.",
+                path=manifest,
+            )
+        return _hydrate(cached[1], store, manifest, depth + 1, cache)
     if "$literal" in value and len(value) == 1 and isinstance(value["$literal"], dict):
-        return {k: _hydrate(v, store, manifest, depth) for k, v in value["$literal"].items()}
-    return {k: _hydrate(v, store, manifest, depth) for k, v in value.items()}
+        return {k: _hydrate(v, store, manifest, depth, cache) for k, v in value["$literal"].items()}
+    return {k: _hydrate(v, store, manifest, depth, cache) for k, v in value.items()}
+
+
+def _read_blob(store: BlobStore, blob_id: str, manifest: Path, is_json: bool) -> Any:
+    data = store.get(blob_id, manifest=manifest)
+    if is_json:
+        try:
+            return loads(data)
+        except (ValueError, RecursionError) as exc:
+            raise TamperedBlobError(
+                f"{manifest}: JSON blob {blob_id} does not parse ({exc}). Re-record the cassette.",
+                path=manifest,
+            ) from None
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise TamperedBlobError(
+            f"{manifest}: text blob {blob_id} is not UTF-8. Re-record the cassette.", path=manifest
+        ) from None
 
 
 def blob_refs(value: Any) -> list[str]:
@@ -320,7 +356,9 @@ def parse_manifest(data: bytes, path: Path, store: Path | None = None) -> Casset
             raise CorruptCassetteError(
                 f"{path} is not UTF-8 text. Restore it from git or re-record it.", path=path
             ) from None
-        if "EOF" in text or "end of" in text.lower() or _looks_truncated(data):
+        pos = getattr(exc, "pos", None)
+        at_end = isinstance(pos, int) and pos >= len(data.rstrip())
+        if at_end or (pos is None and _looks_truncated(data)):
             raise TruncatedCassetteError(
                 f"{path} ends in the middle of its JSON ({text}): it was truncated. "
                 "Restore it from git (git checkout -- <file>) or re-record it.",
@@ -419,17 +457,20 @@ def manifest_bytes(cassette: Cassette, store: BlobStore, threshold: int) -> byte
     doc: dict[str, Any] = dict(cassette.meta)
     doc["version"] = FORMAT_VERSION
     doc["interactions"] = [
-        Interaction(
-            i.seq,
-            i.kind,
-            i.key,
-            dehydrate(i.request, store, threshold),
-            dehydrate(i.response, store, threshold),
-            i.extra,
-        ).to_json()
+        _sorted_envelope(
+            Interaction(
+                i.seq,
+                i.kind,
+                i.key,
+                dehydrate(i.request, store, threshold),
+                dehydrate(i.response, store, threshold),
+                i.extra,
+            ).to_json(),
+            1,
+        )
         for i in cassette.interactions
     ]
-    return pretty_json(doc)
+    return pretty_json(_sorted_envelope(doc, 0))
 
 
 def save_cassette(cassette: Cassette, path: Path, threshold: int) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cassette._config import clear_config_cache
+from cassette._session import _last
 from cassette.devserver import DevServer
 
 
@@ -20,6 +21,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
         if name.startswith("CASSETTE_") or name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
             monkeypatch.delenv(name)
     clear_config_cache()
+    _last.set(None)
     yield
     clear_config_cache()
 
@@ -44,7 +46,9 @@ def async_openai_client(devserver: DevServer):  # type: ignore[no-untyped-def]
     import cassette
     from openai import AsyncOpenAI
 
-    return cassette.instrument(AsyncOpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0))
+    return cassette.instrument(
+        AsyncOpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0)
+    )
 
 
 @pytest.fixture
@@ -60,4 +64,6 @@ def async_anthropic_client(devserver: DevServer):  # type: ignore[no-untyped-def
     import cassette
     from anthropic import AsyncAnthropic
 
-    return cassette.instrument(AsyncAnthropic(base_url=devserver.anthropic_base_url, api_key="x", max_retries=0))
+    return cassette.instrument(
+        AsyncAnthropic(base_url=devserver.anthropic_base_url, api_key="x", max_retries=0)
+    )

@@ -1,0 +1,75 @@
+"""Redaction on write: secrets never reach the files, and replay still works."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx2
+from openai import OpenAI
+
+import cassette
+from cassette.devserver import DevServer
+
+CASSETTE = "tests/cassettes/secret.json"
+OPENAI_KEY = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5q" + "T3BlbkFJ" + "Zz8yXw7vUt6sRq5pOn4m"
+AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"
+
+
+def _files() -> str:
+    return "".join(p.read_text(errors="replace") for p in Path("tests/cassettes").rglob("*") if p.is_file())
+
+
+def test_api_key_header_and_secret_in_prompt_never_reach_disk(devserver: DevServer) -> None:
+    client = cassette.instrument(
+        OpenAI(base_url=devserver.openai_base_url, api_key=OPENAI_KEY, max_retries=0)
+    )
+    prompt = f"my aws key is {AWS_KEY}, please rotate it"
+    with cassette.using(CASSETTE):
+        live = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+        )
+    text = _files()
+    assert OPENAI_KEY not in text and AWS_KEY not in text
+    assert "<redacted" in text
+    devserver.stop()
+    with cassette.using(CASSETTE):  # the key hashed the un-redacted prompt: replay still matches
+        again = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+        )
+    assert again.model_dump() == live.model_dump()
+
+
+def test_keys_differing_only_in_the_secret_have_distinct_match_keys(devserver: DevServer) -> None:
+    client = cassette.instrument(OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0))
+    with cassette.using(CASSETTE):
+        for key in (AWS_KEY, AWS_KEY[:-1] + "Z"):
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"key {key}"}])
+    keys = {i.key for i in cassette.load_cassette(CASSETTE).interactions}
+    assert len(keys) == 2
+
+
+def test_ids_uuids_hashes_and_emails_are_kept(devserver: DevServer) -> None:
+    client = cassette.instrument(OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0))
+    keep = [
+        "chatcmpl-9fTq2ZsXy8LmNoPq3RsTuVwXyZ",
+        "3f2b8c1e-9d4a-4e7b-8c6d-1a2b3c4d5e6f",
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "ada@example.com",
+    ]
+    with cassette.using(CASSETTE):
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": " ".join(keep)}])
+    text = _files()
+    for value in keep:
+        assert value in text
+
+
+def test_secret_query_parameters_and_headers_of_plain_http_are_redacted(devserver: DevServer) -> None:
+    client = cassette.http_client()
+    with cassette.using(CASSETTE):
+        client.get(f"{devserver.url}/v1/models?key=AIza{'x' * 35}&page=2", headers={"x-api-key": "hunter2"})
+    doc = json.loads(Path(CASSETTE).read_text())
+    request = doc["interactions"][0]["request"]
+    assert ["key", "<redacted>"] in request["query"] and ["page", "2"] in request["query"]
+    assert "AIza" not in _files()
+    assert isinstance(client, httpx2.Client)

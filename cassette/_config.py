@@ -157,24 +157,36 @@ def parse_config(pyproject: Path) -> Config:
 
 
 _cache: dict[Path | None, Config] = {}
+_by_dir: dict[str, Config] = {}  # the working directory -> its config, so a hot path costs one getcwd
 _cache_lock = threading.Lock()
 
 
 def load_config(start: Path | None = None) -> Config:
-    """The config of the project around ``start`` (default: the working directory), cached."""
+    """The config of the project around ``start`` (default: the working directory), cached.
+
+    Example::
+
+        load_config().cassette_dir  # "tests/cassettes" unless [tool.cassette] says otherwise
+    """
+    where = str(start) if start is not None else os.getcwd()
+    cached = _by_dir.get(where)
+    if cached is not None:
+        return cached
     pyproject = find_pyproject(start)
     with _cache_lock:
-        if pyproject in _cache:
-            return _cache[pyproject]
-    cfg = parse_config(pyproject) if pyproject else Config()
+        cfg = _cache.get(pyproject)
+    if cfg is None:
+        cfg = parse_config(pyproject) if pyproject else Config()
     with _cache_lock:
         _cache[pyproject] = cfg
+        _by_dir[where] = cfg
     return cfg
 
 
 def clear_config_cache() -> None:
     with _cache_lock:
         _cache.clear()
+        _by_dir.clear()
 
 
 def env_mode() -> str | None:

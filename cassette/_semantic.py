@@ -100,6 +100,20 @@ def configure(default_backend: str | None, thresholds: dict[str, float]) -> None
         _thresholds = checked
 
 
+_applied_config: object = None
+
+
+def _apply_config() -> None:
+    """Take the default backend and thresholds from ``[tool.cassette]`` when the project changes."""
+    global _applied_config
+    from cassette._config import load_config
+
+    cfg = load_config()
+    if cfg is not _applied_config:
+        configure(cfg.semantic_backend, cfg.semantic_thresholds)
+        _applied_config = cfg
+
+
 def available_backends() -> dict[str, SemanticBackend]:
     """Every semantic backend offered by the registered plugins, by name.
 
@@ -166,6 +180,7 @@ def semantic_match(
         raise CassetteConfigError(
             f"semantic_match: expected must be a string or a non-empty list of strings, got {expected!r}."
         )
+    _apply_config()
     chosen = get_backend(backend)
     if threshold is None:
         limit = _thresholds.get(chosen.name, chosen.default_threshold)

@@ -110,8 +110,9 @@ def _apply_config() -> None:
 
     cfg = load_config()
     if cfg is not _applied_config:
-        configure(cfg.semantic_backend, cfg.semantic_thresholds)
         _applied_config = cfg
+        if cfg.source is not None:  # only a real [tool.cassette] overrides what configure() set
+            configure(cfg.semantic_backend, cfg.semantic_thresholds)
 
 
 def available_backends() -> dict[str, SemanticBackend]:

@@ -17,9 +17,10 @@ from typing import Any
 
 import orjson
 
+from cassette._errors import CassetteMiss
 from cassette._model import HttpRequest
 from cassette._plugins import normalize_http
-from cassette._session import Session, Slot, current_session
+from cassette._session import Session, Slot, seam_session
 
 # Never stored (recomputed on replay, or meaningless once the body is decoded) or churning every call.
 _DROP_RESPONSE_HEADERS = frozenset(
@@ -115,12 +116,45 @@ class _EventRecorder:
     def close(self) -> None:
         if self.slot.done:
             return
+        if not self.complete and self.events:
+            # SDKs stop reading at the provider's final event, before the body ends: ask the providers
+            from cassette._plugins import get_plugin_manager
+
+            hook = get_plugin_manager().hook
+            self.complete = bool(hook.cassette_stream_complete(request=self.slot.request, events=self.events))
         if self.complete:
             tail = self.buffer + self.decoder.decode(b"", final=True)
             if tail.strip():
                 self.events.append(tail.rstrip("\r\n"))
             self.buffer = ""
         self.slot.finish(self.snapshot())
+
+
+# The SDKs' base error classes: an SDK re-raises its own errors as they are, without retrying them.
+_SDK_ERRORS = (("openai", "OpenAIError"), ("anthropic", "AnthropicError"))
+
+
+@cache
+def _miss_class(bases: tuple[type, ...]) -> type[CassetteMiss]:
+    return type("CassetteMiss", (CassetteMiss, *bases), {"__module__": "cassette"})
+
+
+def _sdk_proof(miss: CassetteMiss) -> CassetteMiss:
+    """The same miss, retyped so SDK retry loops neither retry it nor wrap it in APIConnectionError.
+
+    anthropic wraps any other exception from the HTTP client in a retried
+    APIConnectionError; both SDKs pass their own error classes through untouched.
+    """
+    import sys
+
+    bases = tuple(
+        getattr(sys.modules[mod], name)
+        for mod, name in _SDK_ERRORS
+        if mod in sys.modules and isinstance(getattr(sys.modules[mod], name, None), type)
+    )
+    if bases and not isinstance(miss, bases):
+        miss.__class__ = _miss_class(bases)  # same object, so the session's record of it stays identical
+    return miss
 
 
 def _is_stream(content_type: str) -> bool:
@@ -192,7 +226,11 @@ def _classes(lib: str) -> dict[str, type]:
     def start(session: Session, request: Any, body: bytes) -> tuple[Any, Slot | None]:
         kind, normalized = normalize_http(_raw_request(request, body))
         if session.replaying:
-            return replayed(session.serve(kind, normalized).response, request), None
+            try:
+                served = session.serve(kind, normalized)
+            except CassetteMiss as miss:
+                raise _sdk_proof(miss) from None
+            return replayed(served.response, request), None
         return None, session.begin(kind, normalized)
 
     def live_headers(response: Any) -> list[tuple[str, str]]:
@@ -205,13 +243,22 @@ def _classes(lib: str) -> dict[str, type]:
     class Transport(mod.BaseTransport):  # type: ignore[name-defined,misc]
         """A transport that serves calls from the active cassette or records them."""
 
-        def __init__(self, wrapped: Any = None, *, session: Session | None = None, owns_wrapped: bool = True):
+        def __init__(
+            self,
+            wrapped: Any = None,
+            *,
+            session: Session | None = None,
+            owns_wrapped: bool = True,
+            keepalive: Any = None,
+        ):
             self._wrapped = wrapped if wrapped is not None else mod.HTTPTransport()
             self._session = session
             self._owns = owns_wrapped if wrapped is not None else True
+            # the client that owns ``wrapped``: SDK clients close their transport when collected
+            self._keepalive = keepalive
 
         def handle_request(self, request: Any) -> Any:
-            session = self._session or current_session()
+            session = self._session or seam_session()
             if session is None:
                 return self._wrapped.handle_request(request)
             replay, slot = start(session, request, request.read())
@@ -256,13 +303,21 @@ def _classes(lib: str) -> dict[str, type]:
     class AsyncTransport(mod.AsyncBaseTransport):  # type: ignore[name-defined,misc]
         """The async twin of `Transport`."""
 
-        def __init__(self, wrapped: Any = None, *, session: Session | None = None, owns_wrapped: bool = True):
+        def __init__(
+            self,
+            wrapped: Any = None,
+            *,
+            session: Session | None = None,
+            owns_wrapped: bool = True,
+            keepalive: Any = None,
+        ):
             self._wrapped = wrapped if wrapped is not None else mod.AsyncHTTPTransport()
             self._session = session
             self._owns = owns_wrapped if wrapped is not None else True
+            self._keepalive = keepalive
 
         async def handle_async_request(self, request: Any) -> Any:
-            session = self._session or current_session()
+            session = self._session or seam_session()
             if session is None:
                 return await self._wrapped.handle_async_request(request)
             replay, slot = start(session, request, await request.aread())
@@ -362,7 +417,7 @@ def _rerouted(http: Any) -> Any:
     inner = getattr(http, "_transport", None)
     classes = _classes(lib)
     cls = classes["AsyncTransport"] if is_async else classes["Transport"]
-    seam = cls(inner, owns_wrapped=False) if inner is not None else cls()
+    seam = cls(inner, owns_wrapped=False, keepalive=http) if inner is not None else cls()
     client_cls = mod.AsyncClient if is_async else mod.Client
     return client_cls(
         transport=seam,

@@ -105,3 +105,18 @@ def cassette_volatile_fields(kind: str) -> list[str]:
     All results are concatenated.
     """
     return []
+
+
+@hookspec(firstresult=True)
+def cassette_stream_complete(request: dict[str, Any], events: list[str]) -> bool | None:
+    """Did a streamed response that the client closed before end-of-body reach its end?
+
+    :param request: the normalised request of the call.
+    :param events: the SSE events received, in order, each without its blank-line separator.
+    :return: ``True`` when the last event is the provider's final one (SDKs stop
+        reading there, before the body ends), ``False`` when it is not, or
+        ``None`` when this plugin does not know the provider.
+
+    A stream closed early for which no plugin answers ``True`` is recorded with
+    ``"incomplete": true``. The first non-``None`` result wins.
+    """

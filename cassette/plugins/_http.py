@@ -31,3 +31,22 @@ def llm_request(provider: str, endpoint: str, body: dict[str, Any], noise: froze
     out["provider"] = provider
     out["endpoint"] = endpoint
     return out
+
+
+def sse_fields(event: str) -> tuple[str | None, str]:
+    """The ``event:`` name (or ``None``) and the joined ``data:`` lines of one SSE event.
+
+    Example::
+
+        sse_fields("event: message_stop\\ndata: {}") == ("message_stop", "{}")
+    """
+    name: str | None = None
+    data: list[str] = []
+    for line in event.splitlines():
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)
+    return name, "\n".join(data)

@@ -14,7 +14,7 @@ from typing import Any
 
 from cassette._model import HttpRequest
 from cassette.hookspecs import hookimpl
-from cassette.plugins._http import json_body, llm_request
+from cassette.plugins._http import json_body, llm_request, sse_fields
 
 NOISE = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier", "store"})
 
@@ -48,3 +48,15 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     if azure:
         normalized.setdefault("model", azure.group(1))
     return normalized
+
+
+# The Responses API's last event; chat streams end with ``data: [DONE]``.
+_FINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete", "error"})
+
+
+@hookimpl
+def cassette_stream_complete(request: dict[str, Any], events: list[str]) -> bool | None:
+    if request.get("provider") != "openai":
+        return None
+    name, data = sse_fields(events[-1])
+    return data == "[DONE]" or name in _FINAL_EVENTS

@@ -37,6 +37,7 @@ from cassette._errors import (
     MissingBlobError,
     TamperedBlobError,
     TruncatedCassetteError,
+    UninstrumentableClientError,
     UnknownModeError,
     UnsupportedVersionError,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "Session",
     "TamperedBlobError",
     "TruncatedCassetteError",
+    "UninstrumentableClientError",
     "UnknownModeError",
     "UnsupportedVersionError",
     "async_http_client",

@@ -76,6 +76,10 @@ class CassetteMiss(CassetteError):
         self.request = request
 
 
+class UninstrumentableClientError(CassetteError, TypeError):
+    """`cassette.instrument()` was given something that is not an SDK client on httpx or httpx2."""
+
+
 class CassetteUnusedError(CassetteError):
     """Recorded interactions were never requested during replay (when asked to fail)."""
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from cassette._errors import CassetteMiss
+from cassette._errors import CassetteMiss, UninstrumentableClientError
 from cassette._model import HttpRequest
 from cassette._plugins import normalize_http
 from cassette._session import Session, Slot, seam_session
@@ -411,7 +411,10 @@ def _rerouted(http: Any) -> Any:
     """A new HTTP client like ``http`` whose transport goes through the seam (``http`` is untouched)."""
     found = _lib_of(http)
     if found is None:
-        raise TypeError(f"cannot instrument {type(http).__name__}: not an httpx or httpx2 client")
+        raise UninstrumentableClientError(
+            f"cannot instrument {type(http).__name__}: not an httpx or httpx2 client. Pass "
+            "http_client=cassette.http_client() (or async_http_client()) to the SDK client instead."
+        )
     lib, is_async = found
     mod = _module(lib)
     inner = getattr(http, "_transport", None)
@@ -443,7 +446,7 @@ def instrument(client: Any) -> Any:
     http = getattr(client, "_client", None)
     copy = getattr(client, "copy", None) or getattr(client, "with_options", None)
     if http is None or copy is None or _lib_of(http) is None:
-        raise TypeError(
+        raise UninstrumentableClientError(
             f"cassette.instrument() does not know how to route {type(client).__name__}; pass "
             "http_client=cassette.http_client() (or async_http_client()) to its constructor instead."
         )

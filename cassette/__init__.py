@@ -42,9 +42,11 @@ from cassette._errors import (
     UnsupportedVersionError,
 )
 from cassette._model import Cassette, HttpRequest, Interaction
+from cassette._promote import promote
 from cassette._session import AmbiguousSessionError, Mode, Session, current_session
 from cassette._store import load_cassette
 from cassette._tools import tool
+from cassette._trace import trace
 from cassette._transport import async_http_client, async_transport, http_client, instrument, transport
 from cassette.hookspecs import hookimpl
 
@@ -84,9 +86,11 @@ __all__ = [
     "http_client",
     "instrument",
     "load_cassette",
+    "promote",
     "semantic_drift",
     "semantic_match",
     "tool",
+    "trace",
     "transport",
     "use",
     "using",

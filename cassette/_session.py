@@ -8,6 +8,7 @@ fall back to the only active session of the process.
 from __future__ import annotations
 
 import contextvars
+import os
 import threading
 import warnings
 from collections import deque
@@ -106,6 +107,21 @@ def current_session() -> Session | None:
         f"are active ({paths}). Start the thread with contextvars.copy_context().run(...) "
         "so it belongs to one of them."
     )
+
+
+# Set by cassette._trace while a `cassette.trace()` is open; CASSETTE_TRACE turns tracing on too.
+trace_active = False
+TRACE_ENV = "CASSETTE_TRACE"
+
+
+def seam_session() -> Session | None:
+    """Where the seam sends a call: the active session, else (when tracing) a pass-through trace session."""
+    session = current_session()
+    if session is None and (trace_active or TRACE_ENV in os.environ):
+        from cassette._trace import trace_session
+
+        return trace_session()
+    return session
 
 
 def last_session() -> Session | None:

@@ -167,7 +167,7 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
         signature = None
 
     from cassette._plugins import normalize
-    from cassette._session import current_session
+    from cassette._session import seam_session
 
     def _replayed(response: dict[str, Any]) -> Any:
         if "error" in response:
@@ -178,7 +178,7 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
 
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            session = current_session()
+            session = seam_session()
             if session is None:
                 return await fn(*args, **kwargs)
             request = normalize(_request(tool_name, signature, args, kwargs), "tool")
@@ -204,7 +204,7 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        session = current_session()
+        session = seam_session()
         if session is None:
             return fn(*args, **kwargs)
         request = normalize(_request(tool_name, signature, args, kwargs), "tool")

@@ -1,0 +1,218 @@
+"""What every converter shares: the report, building a call the way the seam would, writing the cassette."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from cassette._errors import CassetteError
+from cassette._model import Cassette, HttpRequest, Interaction
+from cassette._store import default_store_for, request_key, save_cassette
+from cassette._transport import _DROP_RESPONSE_HEADERS, _SSE_BOUNDARY, body_record
+
+# Where a converted LLM call is pretended to have gone: only the path and headers decide its kind.
+_URLS = {
+    ("openai", "chat.completions"): "https://api.openai.com/v1/chat/completions",
+    ("openai", "responses"): "https://api.openai.com/v1/responses",
+    ("openai", "embeddings"): "https://api.openai.com/v1/embeddings",
+    ("openai", "completions"): "https://api.openai.com/v1/completions",
+    ("anthropic", "messages"): "https://api.anthropic.com/v1/messages",
+}
+REDACTED = "<redacted>"
+
+
+class CassetteImportError(CassetteError):
+    """A file given to `cassette import` cannot be read or converted."""
+
+
+@dataclass
+class Converted:
+    """One call in our terms, plus what could not be carried over faithfully."""
+
+    kind: str
+    key: str
+    request: dict[str, Any]
+    response: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportReport:
+    """What a conversion wrote and what it could not convert faithfully.
+
+    ``notes`` and ``skipped`` are ``(where, message)`` pairs: where in the
+    source ("entry 3", "interaction 0", "line 12") and what the user should know.
+    """
+
+    source: Path
+    target: Path
+    format: str
+    interactions: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.kinds.items())) or "nothing"
+        lines = [
+            f"{self.source} ({self.format}) -> {self.target}: {self.interactions} interactions ({kinds})"
+        ]
+        if self.skipped:
+            lines.append(f"not converted ({len(self.skipped)}):")
+            lines.extend(f"  {where}: {message}" for where, message in self.skipped)
+        if self.notes:
+            lines.append("not carried over faithfully:")
+            lines.extend(f"  {where}: {message}" for where, message in group_notes(self.notes))
+        return "\n".join(lines)
+
+
+def group_notes(notes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Identical messages folded into one line naming every place they apply to, first-seen order."""
+    places: dict[str, list[str]] = {}
+    for where, message in notes:
+        places.setdefault(message, []).append(where)
+    out = []
+    for message, wheres in places.items():
+        if len(wheres) > 6:
+            shown = ", ".join(wheres[:5]) + f" and {len(wheres) - 5} more"
+        else:
+            shown = ", ".join(wheres)
+        out.append((shown, message))
+    return out
+
+
+def normalized_call(
+    method: str, url: str, headers: list[tuple[str, str]], body: bytes
+) -> tuple[str, dict[str, Any]]:
+    """``(kind, normalised request)`` exactly as the seam computes it for a live call with these bytes."""
+    from cassette._plugins import normalize_http
+
+    request = HttpRequest(method.upper(), url, tuple((k.lower(), v) for k, v in headers), body)
+    return normalize_http(request)
+
+
+def llm_call(provider: str, endpoint: str, body: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
+    """An LLM request body as the SDK would send it: ``(kind, normalised request, key)``."""
+    url = _URLS[(provider, endpoint)]
+    headers = [("content-type", "application/json")]
+    if provider == "anthropic":
+        headers.append(("anthropic-version", "2023-06-01"))
+    kind, normalized = normalized_call("POST", url, headers, orjson.dumps(body))
+    return kind, normalized, request_key(normalized)
+
+
+def json_response(body: Any, status: int = 200) -> dict[str, Any]:
+    """A recorded JSON response, as the transport stores it."""
+    return {"status": status, "headers": {"content-type": "application/json"}, "json": body}
+
+
+def sse_response(events: list[str], status: int = 200) -> dict[str, Any]:
+    """A recorded event stream, one string per SSE event, as the transport stores it."""
+    return {"status": status, "headers": {"content-type": "text/event-stream"}, "events": events}
+
+
+def data_events(chunks: list[Any], done: bool = True) -> list[str]:
+    """OpenAI chat-style SSE: ``data: {chunk}`` per chunk, then ``data: [DONE]``."""
+    events = ["data: " + orjson.dumps(c).decode() for c in chunks]
+    return [*events, "data: [DONE]"] if done else events
+
+
+def typed_events(events: list[dict[str, Any]]) -> list[str]:
+    """Anthropic / OpenAI Responses SSE: ``event: <type>`` then ``data: {event}``."""
+    return [f"event: {e.get('type', 'message')}\ndata: " + orjson.dumps(e).decode() for e in events]
+
+
+def split_sse(text: str) -> list[str]:
+    """A whole event-stream body cut into events, the same way the transport cuts a live one."""
+    parts = _SSE_BOUNDARY.split(text)
+    tail = parts.pop()
+    events = [p for p in parts if p]
+    if tail.strip():
+        events.append(tail.rstrip("\r\n"))
+    return events
+
+
+def http_response(status: int, headers: list[tuple[str, str]], body: bytes) -> dict[str, Any]:
+    """A whole HTTP response as the transport records it (headers filtered, SSE cut into events)."""
+    kept: dict[str, Any] = {}
+    content_type = ""
+    for k, v in headers:
+        name = k.lower()
+        if name == "content-type" and not content_type:
+            content_type = v
+        if name in _DROP_RESPONSE_HEADERS:
+            continue
+        if name in kept:
+            prev = kept[name]
+            kept[name] = [*prev, v] if isinstance(prev, list) else [prev, v]
+        else:
+            kept[name] = v
+    if content_type.startswith("text/event-stream") and 200 <= status < 300:
+        return {"status": status, "headers": kept, "events": split_sse(body.decode("utf-8", "replace"))}
+    return {"status": status, "headers": kept, **body_record(content_type, body)}
+
+
+def redacted_paths(value: Any, needle: str = REDACTED, limit: int = 4) -> list[str]:
+    """Field paths (``messages[1].content``) whose string holds ``needle``; at most ``limit``."""
+    found: list[str] = []
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack and len(found) < limit:
+        path, v = stack.pop(0)
+        if isinstance(v, str):
+            if needle in v:
+                found.append(path or "(the value)")
+        elif isinstance(v, dict):
+            stack.extend((f"{path}.{k}" if path else str(k), item) for k, item in v.items())
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(v))
+    return found
+
+
+def _store_for(path: Path) -> Path:
+    """The blob store a session on ``path`` would use, so an imported cassette shares it."""
+    from cassette._config import load_config
+
+    config = load_config()
+    if config.store:
+        return config.store_path()
+    try:
+        path.resolve().relative_to(config.cassette_root())
+    except ValueError:
+        return default_store_for(path)
+    return config.store_path()
+
+
+def save_converted(
+    calls: list[Converted], target: str | os.PathLike[str], *, overwrite: bool, error: type[CassetteError]
+) -> tuple[Path, dict[str, int]]:
+    """Write ``calls`` as a cassette at ``target`` (redacted, blobs in the usual store); return kinds."""
+    from cassette._config import load_config
+    from cassette._plugins import redacted
+
+    path = Path(target)
+    if path.exists() and not overwrite:
+        raise error(
+            f"{path.resolve()} already exists; pass overwrite=True (--force) to replace it, or choose "
+            "another --to path.",
+            path=path,
+        )
+    interactions = [
+        Interaction(
+            seq,
+            c.kind,
+            c.key,
+            redacted(c.request, c.kind, "request"),
+            redacted(c.response, c.kind, "response"),
+        )
+        for seq, c in enumerate(calls)
+    ]
+    store = _store_for(path)
+    cassette = Cassette(path=path, interactions=interactions, store=store)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_cassette(cassette, path, load_config().blob_threshold)
+    return path, dict(Counter(c.kind for c in calls))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import codecs
 import re
+import sys
 from collections.abc import AsyncIterator, Iterator
 from functools import cache
 from types import ModuleType
@@ -145,8 +146,6 @@ def _sdk_proof(miss: CassetteMiss) -> CassetteMiss:
     anthropic wraps any other exception from the HTTP client in a retried
     APIConnectionError; both SDKs pass their own error classes through untouched.
     """
-    import sys
-
     bases = tuple(
         getattr(sys.modules[mod], name)
         for mod, name in _SDK_ERRORS
@@ -396,9 +395,8 @@ def async_http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
 
 def _lib_of(http: Any) -> tuple[str, bool] | None:
     for lib in ("httpx2", "httpx"):
-        try:
-            mod = _module(lib)
-        except ImportError:
+        mod = sys.modules.get(lib)  # a client of a library means it is imported; importing httpx costs ~0.1 s
+        if mod is None:
             continue
         if isinstance(http, mod.Client):
             return lib, False

@@ -1,3 +1,671 @@
-"""pytest plugin for cassette (registered through the ``pytest11`` entry point)."""
+"""pytest plugin: the ``cassette`` marker and fixture, options, network guard, xdist and the run summary.
+
+Registered through the ``pytest11`` entry point, so installing cassette is enough::
+
+    @pytest.mark.cassette                      # tests/cassettes/test_agent/test_triage.json
+    def test_triage(openai_client):
+        assert "refund" in run_agent(openai_client, "My card was charged twice")
+
+    def test_stats(cassette):                  # the fixture alone opens the same default cassette
+        ...
+        assert cassette.stats()["mode"] in ("record", "replay")
+
+Mode precedence: ``--cassette-mode`` > ``CASSETTE_MODE`` > the marker's ``mode`` >
+``[tool.cassette] mode``. The flag sets ``CASSETTE_MODE`` for the run, so it also
+governs ``cassette.use``/``cassette.using`` inside tests and reaches xdist workers.
+See docs/pytest.md.
+"""
 
 from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cassette._config import (
+    MODES,
+    Config,
+    clear_config_cache,
+    env_mode,
+    find_pyproject,
+    parse_config,
+    replace,
+)
+from cassette._errors import CassetteConfigError, CassetteError, CassetteWarning
+from cassette._hygiene import cassette_age, find_orphans, format_age, parse_age
+from cassette._netguard import NetworkBlockedError, NetworkPolicy, guard_replay, take_blocked
+from cassette._session import Mode, RunStats, Session, failed_path, parse_mode, resolve_mode, run_stats
+
+MARKER_OPTIONS = (
+    "path",
+    "mode",
+    "check_order",
+    "unused",
+    "blob_threshold",
+    "allow_hosts",
+    "network_guard",
+    "block_loopback",
+)
+_SAFE_CHARS = re.compile(r"[^A-Za-z0-9._\-\[\]=+,@]")
+_MAX_NAME = 120
+_WINDOWS_RESERVED = frozenset(
+    {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+)
+
+
+@dataclass
+class RunState:
+    """What the plugin knows about this run (on the xdist controller: merged from every worker)."""
+
+    config: Config
+    guard: NetworkPolicy | None
+    orphans: str
+    max_age: float | None
+    mode_flag: str | None
+    saved_env_mode: str | None = None
+    previous_guard: NetworkPolicy | None = None
+    saved_stats: dict[str, Any] | None = None
+    stats: RunStats = field(default_factory=RunStats)
+    claimed: set[str] = field(default_factory=set)  # cassettes of collected tests, run or not
+    drifted: set[str] = field(default_factory=set)
+    expired: dict[str, str] = field(default_factory=dict)  # path -> age text
+    deselected: int = 0
+    collect_errors: bool = False
+    orphan_list: list[Path] = field(default_factory=list)
+    orphan_skip: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stats": self.stats.to_json(),
+            "claimed": sorted(self.claimed),
+            "drifted": sorted(self.drifted),
+            "expired": dict(self.expired),
+            "deselected": self.deselected,
+            "collect_errors": self.collect_errors,
+        }
+
+    def merge(self, data: dict[str, Any]) -> None:
+        self.stats.merge(data["stats"])
+        self.claimed.update(data["claimed"])
+        self.drifted.update(data["drifted"])
+        self.expired.update(data["expired"])
+        self.deselected += data["deselected"]
+        self.collect_errors = self.collect_errors or data["collect_errors"]
+
+
+_STATE = pytest.StashKey[RunState]()
+_ITEM = pytest.StashKey["ItemCassette"]()
+_WORKEROUTPUT_KEY = "cassette"
+
+
+# --- options and configuration --------------------------------------------------------------------
+
+
+def _mode_arg(value: str) -> str:
+    name = value.strip().lower()
+    if name not in MODES:
+        raise argparse.ArgumentTypeError(f"unknown cassette mode {value!r}; use one of: {', '.join(MODES)}")
+    return name
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cassette", "cassette: record and replay LLM agent runs")
+    group.addoption(
+        "--cassette-mode",
+        type=_mode_arg,
+        default=None,
+        metavar="MODE",
+        help="auto, record, replay or rerecord for every cassette of the run (beats CASSETTE_MODE).",
+    )
+    group.addoption(
+        "--cassette-dir",
+        default=None,
+        metavar="DIR",
+        help="where default cassettes live (default: [tool.cassette] cassette_dir, tests/cassettes).",
+    )
+    group.addoption(
+        "--cassette-allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="let the network guard pass this host (name, *.pattern, IP or CIDR); repeatable.",
+    )
+    group.addoption(
+        "--cassette-no-network-guard",
+        action="store_true",
+        default=False,
+        help="do not block connections while replaying.",
+    )
+    group.addoption(
+        "--cassette-block-loopback",
+        action="store_true",
+        default=False,
+        help="while replaying, block loopback connections too (prove replay makes no connection).",
+    )
+    group.addoption(
+        "--cassette-orphans",
+        choices=("off", "warn", "fail"),
+        default=None,
+        help="report (warn) or fail on cassette files no collected test uses (whole-suite runs only).",
+    )
+
+
+def _load_config(config: pytest.Config) -> Config:
+    pyproject = find_pyproject(config.rootpath)
+    cfg = parse_config(pyproject) if pyproject else Config(root=config.rootpath)
+    chosen = config.getoption("cassette_dir")
+    if chosen:
+        cfg = replace(cfg, cassette_dir=str(Path(chosen).resolve()))
+    return cfg
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "cassette(path=None, *, mode=None, check_order=None, unused=None, blob_threshold=None, "
+        "allow_hosts=(), network_guard=None, block_loopback=None): run the test inside a cassette "
+        "session (records if missing, replays if present). See docs/pytest.md.",
+    )
+    clear_config_cache()
+    try:
+        cfg = _load_config(config)
+        max_age = parse_age(cfg.max_age, source=cfg.source) if cfg.max_age else None
+        mode_flag = config.getoption("cassette_mode")
+        if mode_flag is None and env_mode() is not None:
+            parse_mode(env_mode() or "", source="the CASSETTE_MODE environment variable")
+        _check_plugins(cfg)
+    except CassetteConfigError as exc:
+        raise pytest.UsageError(f"cassette: {exc}") from None
+    guard = None
+    if cfg.network_guard and not config.getoption("cassette_no_network_guard"):
+        guard = NetworkPolicy(
+            allow_loopback=not config.getoption("cassette_block_loopback"),
+            allow_hosts=(*cfg.allow_hosts, *config.getoption("cassette_allow_host")),
+        )
+    state = RunState(
+        config=cfg,
+        guard=guard,
+        orphans=config.getoption("cassette_orphans") or cfg.orphans,
+        max_age=max_age,
+        mode_flag=mode_flag,
+    )
+    if mode_flag is not None:
+        state.saved_env_mode = os.environ.get("CASSETTE_MODE")
+        os.environ["CASSETTE_MODE"] = mode_flag
+    state.previous_guard = guard_replay(guard)
+    config.stash[_STATE] = state
+    config.pluginmanager.register(_CollectionWatch(state), "cassette-collection-watch")
+
+
+def _check_plugins(cfg: Config) -> None:
+    """Import the configured plugins now, so a typo is a usage error, not a failure in every test."""
+    import importlib
+
+    from cassette._plugins import reset_plugin_manager
+
+    for name in cfg.plugins:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise CassetteConfigError(
+                f"{cfg.source}: cannot import plugin {name!r} listed in [tool.cassette] plugins ({exc}). "
+                "Install it or remove it from the list.",
+                path=cfg.source,
+            ) from exc
+    reset_plugin_manager()  # the next use reads this project's config and entry points
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
+    guard_replay(state.previous_guard)
+    if state.mode_flag is not None:
+        if state.saved_env_mode is None:
+            os.environ.pop("CASSETTE_MODE", None)
+        else:
+            os.environ["CASSETTE_MODE"] = state.saved_env_mode
+    from cassette._plugins import reset_plugin_manager
+
+    reset_plugin_manager()
+    clear_config_cache()
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return None
+    mode = state.mode_flag or env_mode() or state.config.mode
+    guard = "off"
+    if state.guard is not None:
+        guard = "on" + ("" if state.guard.allow_loopback else ", loopback blocked")
+    return f"cassette: mode={mode}, dir={state.config.cassette_root()}, network guard {guard}"
+
+
+# --- paths ----------------------------------------------------------------------------------------
+
+
+def safe_name(name: str) -> str:
+    """A file name that is safe everywhere, stable, and distinct for distinct inputs.
+
+    Characters outside ``[A-Za-z0-9._-[]=+,@]`` become ``_`` and a short hash of the
+    original is appended; names longer than 120 characters are cut and hashed.
+
+    Example::
+
+        safe_name("test_x[gpt-4o]") == "test_x[gpt-4o]"
+        safe_name("test_x[a b]")    == "test_x[a_b]-" + 8 hex digits
+    """
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+    cleaned = _SAFE_CHARS.sub("_", name).rstrip(". ")
+    if cleaned != name or not cleaned:
+        cleaned = f"{cleaned}-{digest[:8]}"
+    if len(cleaned) > _MAX_NAME:
+        cleaned = f"{cleaned[: _MAX_NAME - 11].rstrip('. ')}-{digest[:10]}"
+    if cleaned.startswith(".") or cleaned.split(".", 1)[0].upper() in _WINDOWS_RESERVED:
+        cleaned = "_" + cleaned
+    return cleaned
+
+
+def default_cassette_path(item: pytest.Item, cassette_root: Path, rootpath: Path) -> Path:
+    """``<cassette dir>/<test module path without .py>/<test name>.json``.
+
+    The module path is taken relative to the directory holding the cassette dir
+    (``tests/`` for ``tests/cassettes``) when the module lives there, else to the
+    rootdir; class names join the test name with ``.``; each parameter set gets
+    its own file.
+    """
+    module = Path(str(item.path))
+    base = cassette_root.parent
+    try:
+        rel = module.resolve().relative_to(base)
+    except ValueError:
+        try:
+            rel = module.resolve().relative_to(rootpath.resolve())
+        except ValueError:
+            rel = Path(module.name)
+    parts = [safe_name(p) for p in rel.with_suffix("").parts]
+    nodeid = item.nodeid
+    test = nodeid.split("::", 1)[1].replace("::", ".") if "::" in nodeid else item.name
+    return cassette_root.joinpath(*parts, safe_name(test) + ".json")
+
+
+def _marker_options(item: pytest.Item) -> dict[str, Any] | None:
+    """Merged options of every ``cassette`` marker on the item (closest wins), or ``None``."""
+    markers = list(item.iter_markers("cassette"))
+    if not markers:
+        return None
+    options: dict[str, Any] = {}
+    for marker in reversed(markers):
+        if len(marker.args) > 1:
+            raise CassetteConfigError(
+                f"{item.nodeid}: @pytest.mark.cassette takes at most one path argument."
+            )
+        if marker.args:
+            options["path"] = marker.args[0]
+        unknown = sorted(set(marker.kwargs) - set(MARKER_OPTIONS))
+        if unknown:
+            raise CassetteConfigError(
+                f"{item.nodeid}: unknown @pytest.mark.cassette option(s) {', '.join(unknown)}; "
+                f"known: {', '.join(MARKER_OPTIONS)}."
+            )
+        options.update(marker.kwargs)
+    return options
+
+
+def cassette_path_for(item: pytest.Item, cfg: Config, options: dict[str, Any] | None) -> Path:
+    """The cassette a test uses: the marker's ``path`` (relative to the cassette dir) or the default."""
+    root = cfg.cassette_root()
+    given = (options or {}).get("path")
+    if given is None:
+        return default_cassette_path(item, root, item.config.rootpath)
+    path = Path(os.fspath(given))
+    if not path.suffix:
+        path = path.with_suffix(".json")
+    return path if path.is_absolute() else root / path
+
+
+# --- the session around a test --------------------------------------------------------------------
+
+
+class _TestDidNotRun(Exception):
+    """Finishes a session whose test never ran (a later fixture failed): nothing is committed."""
+
+
+class ItemCassette:
+    """The session of one test, and the guard policy swapped in for it."""
+
+    def __init__(self, session: Session, state: RunState, guard: NetworkPolicy | None) -> None:
+        self.session = session
+        self.state = state
+        self.previous_guard = guard_replay(guard)
+        self.closed = False
+
+    def close(self, exc: BaseException | None) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.session.finish(exc)
+        finally:
+            guard_replay(self.previous_guard)
+            written = self.session.written
+            if (
+                exc is not None
+                and written == failed_path(self.session.path)
+                and not self.session.interactions
+            ):
+                written.unlink(missing_ok=True)  # a skip or setup error before any call: nothing to keep
+            if self.session.drift:
+                self.state.drifted.add(str(self.session.path.resolve()))
+
+
+def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
+    item = request.node
+    assert isinstance(item, pytest.Item)
+    state = item.config.stash[_STATE]
+    cfg = state.config
+    options = _marker_options(item) or {}
+    path = cassette_path_for(item, cfg, options)
+    mode = options.get("mode")
+    if mode is not None:
+        parse_mode(mode, source=f"@pytest.mark.cassette on {item.nodeid}")
+    mode = _expiry(item, state, path, mode)
+    session = Session(
+        path,
+        mode,
+        store=cfg.store_path(),
+        check_order=options.get("check_order"),
+        unused=options.get("unused"),
+        blob_threshold=options.get("blob_threshold"),
+        config=cfg,
+    )
+    guard = _item_guard(state, options, path)
+    session.start()
+    return ItemCassette(session, state, guard)
+
+
+def _item_guard(state: RunState, options: dict[str, Any], path: Path) -> NetworkPolicy | None:
+    if options.get("network_guard") is False:
+        return None
+    base = state.guard
+    if base is None and options.get("network_guard") is not True:
+        return None
+    hosts = options.get("allow_hosts") or ()
+    if isinstance(hosts, str):
+        hosts = (hosts,)
+    block_loopback = options.get("block_loopback")
+    allow_loopback = base.allow_loopback if base is not None else True
+    if block_loopback is not None:
+        allow_loopback = not block_loopback
+    return NetworkPolicy(
+        allow_loopback=allow_loopback,
+        allow_hosts=(*(base.allow_hosts if base else ()), *hosts),
+        reason=f"replaying cassette {path}",
+    )
+
+
+def _expiry(item: pytest.Item, state: RunState, path: Path, mode: str | None) -> str | None:
+    """Apply ``max_age``: warn, fail the test, or switch this cassette to ``rerecord``."""
+    if state.max_age is None or not path.exists():
+        return mode
+    if resolve_mode(mode, state.config) not in (Mode.AUTO, Mode.REPLAY):
+        return mode
+    age, source = cassette_age(path)
+    if age <= state.max_age:
+        return mode
+    cfg = state.config
+    state.expired[str(path.resolve())] = format_age(age)
+    message = (
+        f"cassette {path} is {format_age(age)} old (by {source}), older than [tool.cassette] "
+        f"max_age = {cfg.max_age!r}. Re-record it: CASSETTE_MODE=rerecord pytest {item.nodeid}, "
+        "review with `cassette drift`, then `cassette accept`."
+    )
+    if cfg.max_age_action == "fail":
+        pytest.fail(message, pytrace=False)
+    if cfg.max_age_action == "rerecord":
+        return Mode.RERECORD.value
+    warnings.warn(CassetteWarning(message), stacklevel=2)
+    return mode
+
+
+@pytest.fixture
+def cassette(request: pytest.FixtureRequest) -> Iterator[Session]:
+    """The live `Session` of this test: ``interactions``, ``stats()``, ``mode``, ``path``.
+
+    Requesting it opens the test's cassette (at the default path unless a
+    ``cassette`` marker says otherwise); the marker opens it without the fixture.
+
+    Example::
+
+        def test_triage(cassette, openai_client):
+            run_agent(openai_client, "My card was charged twice")
+            assert [i.kind for i in cassette.interactions][:1] == ["llm"]
+    """
+    try:
+        holder = _open_session(request)
+    except CassetteError as exc:
+        pytest.fail(f"{type(exc).__name__}: {exc}", pytrace=False)
+    request.node.stash[_ITEM] = holder
+    try:
+        yield holder.session
+    finally:
+        if not holder.closed:  # the test body never ran: keep nothing as the cassette
+            try:
+                holder.close(_TestDidNotRun(f"{request.node.nodeid} did not run"))
+            except CassetteError:
+                pass
+
+
+@pytest.fixture(autouse=True)
+def _cassette_marker(request: pytest.FixtureRequest) -> None:
+    """Open the cassette for tests marked ``@pytest.mark.cassette`` before any other function fixture."""
+    if request.node.get_closest_marker("cassette") is not None:
+        request.getfixturevalue("cassette")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    take_blocked()  # attempts from an earlier test are that test's business
+    try:
+        result = yield
+    except BaseException as exc:
+        _after_call(item, exc)
+        raise
+    _after_call(item, None)
+    return result
+
+
+def _after_call(item: pytest.Item, exc: BaseException | None) -> None:
+    """Finish the test's session and fail the test on a blocked connection, even a swallowed one."""
+    holder = item.stash.get(_ITEM, None)
+    failure: CassetteError | None = None
+    if holder is not None:
+        try:
+            holder.close(exc)
+        except CassetteError as error:
+            failure = error
+    blocked = take_blocked()
+    if blocked:
+        failure = blocked[0]
+    elif failure is None and isinstance(exc, NetworkBlockedError):
+        failure = exc
+    if failure is not None:
+        # the message says it all; the chained SDK traceback would bury it
+        raise pytest.fail.Exception(f"{type(failure).__name__}: {failure}", pytrace=False) from None
+
+
+# --- collection: which cassettes the suite claims -------------------------------------------------
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
+    for item in items:
+        fixturenames = getattr(item, "fixturenames", ())
+        try:
+            options = _marker_options(item)
+            if options is None and "cassette" not in fixturenames:
+                continue
+            state.claimed.add(str(cassette_path_for(item, state.config, options).resolve()))
+        except (CassetteError, OSError, TypeError, ValueError):
+            continue  # reported when the test runs
+
+
+class _CollectionWatch:
+    """Registered per run: counts deselected tests and collection errors (hooks without ``config``)."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.state.deselected += len(items)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.state.collect_errors = True
+
+
+# --- run statistics, xdist, orphans, summary ------------------------------------------------------
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    state = session.config.stash.get(_STATE, None)
+    if state is None:
+        return
+    # run_stats is process-wide; an in-process pytest run (pytester) must count only its own sessions
+    state.saved_stats = run_stats.to_json()
+    run_stats.__init__()  # type: ignore[misc]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
+    mine = run_stats.to_json()
+    run_stats.__init__()  # type: ignore[misc]
+    if state.saved_stats is not None:
+        run_stats.merge(state.saved_stats)
+    run_stats.merge(mine)
+    state.stats.merge(mine)
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller reports for everyone
+        workeroutput[_WORKEROUTPUT_KEY] = state.to_json()
+        return
+    if state.orphans == "off":
+        return
+    state.orphan_skip = _partial_run(session, state)
+    if state.orphan_skip is None:
+        used = state.claimed | state.stats.cassettes_used
+        state.orphan_list = find_orphans(state.config.cassette_root(), used)
+        if state.orphan_list and state.orphans == "fail" and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist controller: merge what a worker counted."""
+    data = getattr(node, "workeroutput", {}).get(_WORKEROUTPUT_KEY)
+    state = node.config.stash.get(_STATE, None)
+    if data and state is not None:
+        state.merge(data)
+
+
+def _partial_run(session: pytest.Session, state: RunState) -> str | None:
+    """Why this run is not the whole suite (orphans cannot be judged), or ``None``."""
+    config = session.config
+    if config.option.keyword:
+        return "-k selected part of the suite"
+    if config.option.markexpr:
+        return "-m selected part of the suite"
+    if state.deselected:
+        return f"{state.deselected} test(s) were deselected"
+    if state.collect_errors:
+        return "collection had errors"
+    if session.shouldfail or session.shouldstop:
+        return "the run stopped early"
+    if config.getoption("lf", False) or config.getoption("stepwise", False):
+        return "--lf/--sw ran part of the suite"
+    if any("::" in str(arg) for arg in config.args):
+        return "node ids selected part of the suite"
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        root = state.config.cassette_root()
+        dirs = [Path(config.invocation_params.dir, str(a)).resolve() for a in config.args]
+        if not any(d.is_dir() and (root == d or d in root.parents) for d in dirs):
+            return "the paths given do not contain the cassette directory"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None or hasattr(config, "workerinput"):
+        return
+    lines = summary_lines(state)
+    if not lines:
+        return
+    terminalreporter.section("cassette", sep="-")
+    for line, markup in lines:
+        terminalreporter.line(line, **markup)
+
+
+def _calls(counts: dict[str, int]) -> str:
+    names = {"llm": "LLM", "tool": "tool", "http": "HTTP"}
+    order = [*names, *sorted(set(counts) - set(names))]
+    parts = [f"{counts[k]} {names.get(k, k)}" for k in order if counts.get(k)]
+    return ", ".join(parts) + " calls" if parts else "no calls"
+
+
+def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
+    """The terminal summary: one line per category (plus the files a reader must act on)."""
+    s = state.stats
+    out: list[tuple[str, dict[str, bool]]] = []
+    if s.replayed or s.recorded or s.rerecorded:
+        out.append((f"replayed: {s.replayed} cassette(s), {_calls(s.served)} served", {}))
+        out.append((f"recorded: {s.recorded} cassette(s), {_calls(s.recorded_calls)} made live", {}))
+        drift = f", {s.drifted} with drift" if s.drifted else ", no drift"
+        hint = " (review: cassette drift; keep: cassette accept)" if s.rerecorded else ""
+        out.append((f"re-recorded: {s.rerecorded} cassette(s){drift}{hint}", {"yellow": bool(s.drifted)}))
+        out.append((f"tokens not spent: {s.tokens_saved:,} (recorded usage of replayed calls)", {}))
+        for p in sorted(state.drifted):
+            out.append((f"  drifted: {p}", {"yellow": True}))
+    if state.expired:
+        out.append(
+            (
+                f"expired: {len(state.expired)} cassette(s) older than max_age = {state.config.max_age}",
+                {"yellow": True},
+            )
+        )
+        for p, age in sorted(state.expired.items()):
+            out.append((f"  {p} ({age})", {"yellow": True}))
+    if state.orphans != "off":
+        if state.orphan_skip:
+            out.append((f"orphans: not checked ({state.orphan_skip})", {}))
+        elif state.orphan_list:
+            red = state.orphans == "fail"
+            out.append(
+                (
+                    f"orphans: {len(state.orphan_list)} cassette file(s) under "
+                    f"{state.config.cassette_root()} that no collected test uses "
+                    "(delete them, then `cassette gc --apply`):",
+                    {"red": red, "yellow": not red},
+                )
+            )
+            for orphan in state.orphan_list:
+                out.append((f"  {orphan}", {"red": red, "yellow": not red}))
+        else:
+            out.append(("orphans: none", {}))
+    return out

@@ -1,0 +1,88 @@
+"""``cassette accept [PATH...]``: promote ``*.pending.json`` re-recordings over the committed cassettes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from cassette._config import load_config
+from cassette._errors import CassetteError
+from cassette._hygiene import PENDING_SUFFIX, blob_use, cassette_dir, cassette_files, read_manifest, store_for
+
+HELP = "replace cassettes by their reviewed *.pending.json re-recordings (whole cassette dir, or by path)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="cassettes, their .pending.json files, or directories (default: the whole cassette dir)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="list what would be accepted, change nothing")
+
+
+def committed_path(pending: Path) -> Path:
+    """``triage.pending.json`` → ``triage.json``."""
+    return pending.with_name(pending.name[: -len(PENDING_SUFFIX)] + ".json")
+
+
+def pending_for(path: Path) -> list[Path]:
+    """The pending re-recordings a command-line path names."""
+    if path.is_dir():
+        return [p for p in cassette_files(path, side_files=True) if p.name.endswith(PENDING_SUFFIX)]
+    if path.name.endswith(PENDING_SUFFIX):
+        if not path.is_file():
+            raise CassetteError(
+                f"{path} does not exist. Run the test with CASSETTE_MODE=rerecord first.", path=path
+            )
+        return [path]
+    pending = path.with_name(path.stem + PENDING_SUFFIX)
+    if not pending.is_file():
+        raise CassetteError(
+            f"no pending re-recording for {path} (expected {pending}). Run its test with "
+            "CASSETTE_MODE=rerecord (or pytest --cassette-mode=rerecord) first.",
+            path=path,
+        )
+    return [pending]
+
+
+def accept(pending: Path) -> Path:
+    """Check ``pending`` is a readable cassette with all its blobs, then rename it over the committed one.
+
+    Example::
+
+        accept(Path("tests/cassettes/triage.pending.json"))  # -> tests/cassettes/triage.json
+    """
+    doc = read_manifest(pending)
+    store = store_for(pending, load_config(pending.resolve().parent))
+    use = blob_use([doc], store)
+    if use.missing:
+        raise CassetteError(
+            f"{pending} references {len(use.missing)} blob(s) missing from {store} "
+            f"(e.g. {sorted(use.missing)[0]}). Re-record it; nothing was accepted.",
+            path=pending,
+        )
+    target = committed_path(pending)
+    os.replace(pending, target)  # atomic: the committed cassette is either the old or the new one
+    return target
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.paths:
+        todo = [p for path in args.paths for p in pending_for(path)]
+    else:
+        root = cassette_dir(None)
+        todo = [p for p in cassette_files(root, side_files=True) if p.name.endswith(PENDING_SUFFIX)]
+    if not todo:
+        print("nothing to accept: no *.pending.json re-recordings found")
+        return 0
+    for pending in sorted(set(todo)):
+        if args.dry_run:
+            print(f"would accept {pending} -> {committed_path(pending)}")
+            continue
+        target = accept(pending)
+        print(f"accepted {target}")
+    return 0

@@ -1,0 +1,289 @@
+"""``cassette init``: add ``[tool.cassette]``, the pre-commit hooks and ``.gitattributes`` lines to a project.
+
+Every edit appends to what is there, so the user's formatting and comments stay
+byte for byte; a second run changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from cassette._config import parse_config
+from cassette._errors import CassetteConfigError, CassetteError
+
+HELP = "set up a project: [tool.cassette] in pyproject.toml, pre-commit hooks, .gitattributes (idempotent)"
+
+HOOK_IDS = ("cassette-secrets", "cassette-drift", "cassette-verify")
+_LOCAL_ENTRIES = {
+    "cassette-secrets": ("cassette secrets", "cassette scan --staged"),
+    "cassette-drift": ("cassette drift", "cassette drift --staged"),
+    "cassette-verify": ("cassette verify", "cassette verify --staged"),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", nargs="?", type=Path, default=Path("."), help="project root (default: .)")
+    parser.add_argument(
+        "--cassette-dir", default="tests/cassettes", help="where cassettes live (default: tests/cassettes)"
+    )
+    parser.add_argument(
+        "--repo",
+        default="local",
+        metavar="URL",
+        help="pre-commit repo for the hooks: 'local' (default, runs the installed cassette) or a git URL",
+    )
+    parser.add_argument("--rev", default="v0.1.0", help="the rev to pin when --repo is a URL")
+    parser.add_argument("--no-pre-commit", action="store_true", help="leave .pre-commit-config.yaml alone")
+    parser.add_argument(
+        "--git-diff",
+        action="store_true",
+        help="also set diff.cassette.textconv = 'cassette textconv' in .git/config (readable git diff)",
+    )
+
+
+@dataclass
+class InitReport:
+    """What `init_project` changed, file by file."""
+
+    changed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+def init_project(
+    root: Path,
+    *,
+    cassette_dir: str = "tests/cassettes",
+    repo: str = "local",
+    rev: str = "v0.1.0",
+    pre_commit: bool = True,
+    git_diff: bool = False,
+) -> InitReport:
+    """Add cassette's configuration to the project at ``root``; returns what changed.
+
+    Example::
+
+        init_project(Path("."), git_diff=True).changed  # ["pyproject.toml", ".gitattributes", ...]
+    """
+    if not root.is_dir():
+        raise CassetteError(f"{root} is not a directory. Run cassette init in the project root.", path=root)
+    report = InitReport()
+    steps: list[tuple[str, Any]] = [
+        ("pyproject.toml", lambda: _pyproject(root / "pyproject.toml", cassette_dir))
+    ]
+    if pre_commit:
+        steps.append(
+            (".pre-commit-config.yaml", lambda: _pre_commit(root / ".pre-commit-config.yaml", repo, rev))
+        )
+    steps.append((".gitattributes", lambda: _gitattributes(root / ".gitattributes", cassette_dir)))
+    if git_diff:
+        steps.append((".git/config (diff.cassette.textconv)", lambda: _git_diff(root)))
+    for name, step in steps:
+        (report.changed if step() else report.unchanged).append(name)
+    return report
+
+
+def run(args: argparse.Namespace) -> int:
+    report = init_project(
+        args.dir,
+        cassette_dir=args.cassette_dir,
+        repo=args.repo,
+        rev=args.rev,
+        pre_commit=not args.no_pre_commit,
+        git_diff=args.git_diff,
+    )
+    for name in report.changed:
+        print(f"updated {name}")
+    for name in report.unchanged:
+        print(f"{name}: already set up")
+    if not report.changed:
+        print("nothing to do: the project is already set up")
+    return 0
+
+
+# --- pyproject.toml -------------------------------------------------------------------------------
+
+
+def _section(cassette_dir: str) -> str:
+    table = tomlkit.table()
+    table.add(tomlkit.comment("cassette: record LLM agent runs, replay them offline. See docs/pytest.md."))
+    table.add("cassette_dir", cassette_dir)
+    table.add("check_order", "warn")
+    table.add("unused", "warn")
+    table.add("orphans", "warn")
+    doc = tomlkit.document()
+    tool = tomlkit.table(is_super_table=True)
+    tool.add("cassette", table)
+    doc.add("tool", tool)
+    return tomlkit.dumps(doc)
+
+
+def _pyproject(path: Path, cassette_dir: str) -> bool:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        doc = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise CassetteConfigError(
+            f"{path} is not valid TOML ({exc}). Fix it, then run cassette init again."
+        ) from exc
+    tool = doc.get("tool")
+    if tool is not None and "cassette" in tool:
+        parse_config(path)  # an existing section is kept as is, but it must be valid
+        return False
+    if tool is not None and not isinstance(tool, tomlkit.items.Table):
+        raise CassetteConfigError(
+            f"{path}: `tool` is not a table, so [tool.cassette] cannot be added. Add it by hand:\n"
+            + _section(cassette_dir)
+        )
+    # Append rather than re-serialise: the rest of the file stays byte for byte as the user wrote it.
+    separator = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+    new = text + separator + _section(cassette_dir)
+    try:
+        tomlkit.parse(new)
+    except TOMLKitError as exc:  # pragma: no cover - guarded by the checks above
+        raise CassetteConfigError(f"{path}: cannot append [tool.cassette] ({exc}). Add it by hand.") from exc
+    path.write_text(new, encoding="utf-8")
+    parse_config(path)
+    return True
+
+
+# --- .pre-commit-config.yaml ----------------------------------------------------------------------
+
+
+def _hook_block(repo: str, rev: str, indent: str) -> str:
+    """The ``- repo:`` list item, indented like the file's other repos."""
+    lines = [f"{indent}- repo: {repo}"]
+    inner = indent + "  "
+    if repo != "local":
+        lines.append(f"{inner}rev: {rev}")
+    lines.append(f"{inner}hooks:")
+    for hook_id in HOOK_IDS:
+        lines.append(f"{inner}  - id: {hook_id}")
+        if repo == "local":
+            name, entry = _LOCAL_ENTRIES[hook_id]
+            lines += [
+                f"{inner}    name: {name}",
+                f"{inner}    entry: {entry}",
+                f"{inner}    language: system",
+                f"{inner}    pass_filenames: false",
+                f"{inner}    always_run: true",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def _has_hooks(text: str) -> bool:
+    return all(re.search(rf"id:\s*['\"]?{re.escape(h)}['\"]?\s*$", text, re.M) for h in HOOK_IDS)
+
+
+def _pre_commit(path: Path, repo: str, rev: str) -> bool:
+    if not path.exists():
+        path.write_text("repos:\n" + _hook_block(repo, rev, ""), encoding="utf-8")
+        return True
+    text = path.read_text(encoding="utf-8")
+    if _has_hooks(text):
+        return False
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if re.match(r"repos:\s*(#.*)?$", line)), None)
+    if start is None:
+        raise CassetteError(
+            f"{path} has no block-style `repos:` list, so the hooks cannot be added safely. Add this under "
+            "`repos:` by hand:\n" + _hook_block(repo, rev, "  "),
+            path=path,
+        )
+    # The list ends at the next top-level key (a line starting without indentation that is not a comment).
+    end = len(lines)
+    for i in range(start + 1, len(lines)):
+        if lines[i].strip() and not lines[i][0].isspace() and not lines[i].startswith(("#", "-")):
+            end = i
+            break
+    items = [line for line in lines[start + 1 : end] if line.lstrip().startswith("- ")]
+    indent = re.match(r"\s*", items[0]).group(0) if items else "  "  # type: ignore[union-attr]
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1  # insert after the last item, before trailing blank lines
+    before = "".join(lines[:end])
+    if before and not before.endswith("\n"):
+        before += "\n"
+    new = before + _hook_block(repo, rev, indent) + "".join(lines[end:])
+    _check_yaml(path, text, new)
+    path.write_text(new, encoding="utf-8")
+    return True
+
+
+def _check_yaml(path: Path, old: str, new: str) -> None:
+    """With PyYAML present (pre-commit brings it), prove the edit added exactly one repo."""
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - pre-commit users always have it
+        return
+    try:
+        before = yaml.safe_load(old) or {}
+        after = yaml.safe_load(new) or {}
+    except yaml.YAMLError as exc:
+        raise CassetteError(
+            f"{path} is not valid YAML ({exc}). Fix it, then run cassette init again."
+        ) from exc
+    ok = (
+        isinstance(after, dict)
+        and isinstance(before, dict)
+        and isinstance(after.get("repos"), list)
+        and after["repos"][:-1] == (before.get("repos") or [])
+        and {k: v for k, v in after.items() if k != "repos"}
+        == {k: v for k, v in before.items() if k != "repos"}
+    )
+    if not ok:
+        raise CassetteError(
+            f"{path}: the hooks could not be added without changing the file's meaning. Add this under "
+            "`repos:` by hand:\n" + _hook_block("local", "", "  "),
+            path=path,
+        )
+
+
+# --- .gitattributes and .git/config ---------------------------------------------------------------
+
+
+def gitattributes_lines(cassette_dir: str) -> list[str]:
+    base = cassette_dir.strip("/")
+    return [f"{base}/**/*.json diff=cassette", f"{base}/.blobs/** -diff linguist-generated"]
+
+
+def _gitattributes(path: Path, cassette_dir: str) -> bool:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in gitattributes_lines(cassette_dir) if line not in present]
+    if not missing:
+        return False
+    prefix = "" if not text or text.endswith("\n") else "\n"
+    header = "# cassette: readable diffs of cassettes, blobs kept out of diffs\n"
+    path.write_text(text + prefix + header + "\n".join(missing) + "\n", encoding="utf-8")
+    return True
+
+
+def _git_diff(root: Path) -> bool:
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
+    try:
+        repo = Repo.discover(str(root))
+    except NotGitRepository:
+        raise CassetteError(
+            f"{root.resolve()} is not inside a git repository, so --git-diff has no .git/config to set. "
+            "Run `git init` first, or drop --git-diff.",
+            path=root,
+        ) from None
+    with repo:
+        config = repo.get_config()
+        section = (b"diff", b"cassette")
+        try:
+            if config.get(section, b"textconv") == b"cassette textconv":
+                return False
+        except KeyError:
+            pass
+        config.set(section, b"textconv", b"cassette textconv")
+        config.write_to_path()
+    return True

@@ -1,0 +1,259 @@
+"""``cassette show FILE``: a cassette as a timeline, one line per interaction."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from cassette._config import load_config
+from cassette._errors import CassetteError
+from cassette._hygiene import store_for
+from cassette._store import load_cassette
+from cassette._usage import tokens_of
+
+HELP = "print a cassette as a timeline: seq, kind, model or tool, request and response excerpts, tokens"
+
+EXCERPT = 60
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="the cassette manifest (.json)")
+    parser.add_argument("--json", action="store_true", help="print the timeline as JSON (excerpts not cut)")
+    parser.add_argument(
+        "--width", type=int, default=EXCERPT, metavar="N", help=f"characters per excerpt (default {EXCERPT})"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = timeline(args.file)
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    out = sys.stdout
+    out.write(f"{args.file}  ({len(rows)} interaction{'s' if len(rows) != 1 else ''})\n")
+    if not rows:
+        return 0
+    what_width = min(36, max(len(r["what"]) for r in rows))
+    for r in rows:
+        tokens = f"  {r['tokens']} tok" if r["tokens"] else ""
+        flag = "  [incomplete]" if r["incomplete"] else ""
+        out.write(
+            f"#{r['seq']:<3} {r['kind']:<5} {_cut(r['what'], what_width):<{what_width}}  "
+            f"{_cut(r['request'], args.width)}  ->  {_cut(r['response'], args.width)}{tokens}{flag}\n"
+        )
+    return 0
+
+
+def timeline(path: Path) -> list[dict[str, Any]]:
+    """One dict per interaction: ``seq, kind, what, request, response, tokens, incomplete``.
+
+    Example::
+
+        timeline(Path("tests/cassettes/triage.json"))[0]["what"]  # "openai gpt-4o-mini"
+    """
+    config = load_config(path.resolve().parent)
+    cassette = load_cassette(path, store_for(path, config))
+    rows = []
+    for inter in cassette.interactions:
+        try:
+            request = cassette.hydrate(inter.request)
+            response = cassette.hydrate(inter.response)
+        except CassetteError as exc:
+            raise CassetteError(f"{path}: interaction #{inter.seq} cannot be read: {exc}", path=path) from exc
+        rows.append(
+            {
+                "seq": inter.seq,
+                "kind": inter.kind,
+                "what": _what(inter.kind, request),
+                "request": _request_excerpt(inter.kind, request),
+                "response": _response_excerpt(inter.kind, response),
+                "tokens": tokens_of(response) if inter.kind != "tool" else 0,
+                "incomplete": bool(response.get("incomplete")),
+            }
+        )
+    return rows
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode()
+
+
+def _what(kind: str, request: dict[str, Any]) -> str:
+    if kind == "tool":
+        return str(request.get("name", "?"))
+    if kind == "llm":
+        parts = [str(request.get("provider", "llm")), str(request.get("model", "?"))]
+        endpoint = request.get("endpoint")
+        if endpoint and endpoint not in ("chat.completions", "messages", "responses"):
+            parts.append(str(endpoint))
+        return " ".join(parts)
+    return f"{request.get('method', '')} {request.get('url', '')}".strip() or kind
+
+
+def _text(content: Any) -> str:
+    """The text of a message ``content``: a string, or the text parts of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                elif part.get("type") == "tool_result":
+                    texts.append("tool result: " + _text(part.get("content")))
+                elif part.get("type") == "tool_use":
+                    texts.append(f"tool_use {part.get('name')}({_compact(part.get('input', {}))})")
+            elif isinstance(part, str):
+                texts.append(part)
+        return " ".join(texts)
+    return "" if content is None else _compact(content)
+
+
+def _request_excerpt(kind: str, request: dict[str, Any]) -> str:
+    if kind == "tool":
+        return _compact(request.get("arguments", {}))
+    if kind != "llm":
+        fields = {k: v for k, v in request.items() if k not in ("kind", "method", "url")}
+        return _compact(fields) if fields else ""
+    messages = request.get("messages")
+    if not isinstance(messages, list):
+        messages = request.get("input")
+    if isinstance(messages, str):
+        return f"user: {messages}"
+    if isinstance(messages, list) and messages:
+        last = messages[-1]
+        if isinstance(last, dict):
+            role = last.get("role") or last.get("type") or "input"
+            return f"{role}: {_text(last.get('content', last.get('output', '')))}"
+        return _compact(last)
+    for key in ("prompt", "input", "text"):
+        if key in request:
+            return _compact(request[key])
+    return ""
+
+
+def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
+    if kind == "tool":
+        if "error" in response:
+            error = response["error"]
+            return f"raised {error.get('type', '?')}: {error.get('message', '')}"
+        return _compact(response.get("result"))
+    status = response.get("status", 200)
+    body = response.get("json")
+    if isinstance(status, int) and status >= 400:
+        message = ""
+        if isinstance(body, dict):
+            err = body.get("error")
+            message = err.get("message", "") if isinstance(err, dict) else _compact(err or body)
+        return f"HTTP {status} {message}".strip()
+    if isinstance(body, dict):
+        return _json_answer(body)
+    if isinstance(response.get("events"), list):
+        return _stream_answer(response["events"])
+    if "text" in response:
+        return str(response["text"])
+    if "base64" in response:
+        return f"<{len(response['base64']) * 3 // 4} bytes>"
+    return ""
+
+
+def _calls(calls: list[tuple[Any, Any]]) -> str:
+    return ", ".join(f"{name}({_compact(args)})" for name, args in calls)
+
+
+def _json_answer(body: dict[str, Any]) -> str:
+    choices = body.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        msg = choices[0].get("message") or {}
+        tool_calls = msg.get("tool_calls") or []
+        if tool_calls:
+            return "tool calls: " + _calls(
+                [
+                    ((c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
+                    for c in tool_calls
+                ]
+            )
+        return _text(msg.get("content")) or _text(choices[0].get("text"))
+    content = body.get("content")
+    if isinstance(content, list):  # Anthropic messages
+        uses = [
+            (p.get("name"), p.get("input"))
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "tool_use"
+        ]
+        text = _text([p for p in content if isinstance(p, dict) and p.get("type") == "text"])
+        return " ".join(x for x in (text, "tool calls: " + _calls(uses) if uses else "") if x)
+    output = body.get("output")
+    if isinstance(output, list):  # OpenAI Responses API
+        texts, calls = [], []
+        for item in output:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "function_call":
+                calls.append((item.get("name"), item.get("arguments")))
+            elif item.get("type") == "message":
+                texts.append(_text(item.get("content")))
+        return " ".join(x for x in (" ".join(texts), "tool calls: " + _calls(calls) if calls else "") if x)
+    if isinstance(body.get("data"), list):
+        return f"{len(body['data'])} item(s)"
+    return _compact(body)
+
+
+def _stream_answer(events: list[Any]) -> str:
+    """The text a stream carried, rebuilt from its SSE events (chat, Responses and Anthropic shapes)."""
+    text: list[str] = []
+    tools: list[str] = []
+    for event in events:
+        if not isinstance(event, str):
+            continue
+        for line in event.splitlines():
+            if not line.startswith("data:"):
+                continue
+            raw = line[5:].strip()
+            if raw == "[DONE]":
+                continue
+            try:
+                data = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if not isinstance(data, dict):
+                continue
+            for choice in data.get("choices") or []:
+                delta = choice.get("delta") or {} if isinstance(choice, dict) else {}
+                if isinstance(delta.get("content"), str):
+                    text.append(delta["content"])
+                for call in delta.get("tool_calls") or []:
+                    name = (call.get("function") or {}).get("name")
+                    if name:
+                        tools.append(name)
+            kind = data.get("type")
+            if kind == "content_block_delta" and isinstance((data.get("delta") or {}).get("text"), str):
+                text.append(data["delta"]["text"])
+            elif (
+                kind == "content_block_start" and (data.get("content_block") or {}).get("type") == "tool_use"
+            ):
+                tools.append(str(data["content_block"].get("name")))
+            elif kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
+                text.append(data["delta"])
+            elif (
+                kind == "response.output_item.added"
+                and (data.get("item") or {}).get("type") == "function_call"
+            ):
+                tools.append(str(data["item"].get("name")))
+    answer = "".join(text)
+    if tools:
+        answer = " ".join(x for x in (answer, "tool calls: " + ", ".join(tools)) if x)
+    return answer or f"<stream of {len(events)} events>"

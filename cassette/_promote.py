@@ -265,8 +265,12 @@ def list_runs(trace: str | os.PathLike[str]) -> list[RunInfo]:
     return _runs(_read(Path(trace), tools={}, defaults=None).calls)
 
 
+def _calls(n: int) -> str:
+    return f"{n} call" if n == 1 else f"{n} calls"
+
+
 def _describe_runs(runs: list[RunInfo]) -> str:
-    shown = [f"  {r.run}: {r.calls} calls, lines {r.first_line}-{r.last_line}" for r in runs[-10:]]
+    shown = [f"  {r.run}: {_calls(r.calls)}, lines {r.first_line}-{r.last_line}" for r in runs[-10:]]
     more = f"  ... and {len(runs) - 10} earlier runs\n" if len(runs) > 10 else ""
     return more + "\n".join(shown)
 

@@ -35,7 +35,7 @@ from typing import Any
 from cassette import _session
 from cassette._errors import CassetteError, CassetteWarning
 from cassette._session import Mode, Session, Slot
-from cassette._store import canonical_json, request_key
+from cassette._store import ordered_json, request_key
 
 TRACE_FORMAT = 1
 DEFAULT_MAX_QUEUE = 10_000
@@ -85,7 +85,9 @@ def encode_line(line: _Line) -> bytes:
         "request": redacted(line.request, line.kind, "request"),
         "response": redacted(line.response, line.kind, "response"),
     }
-    return canonical_json(record) + b"\n"  # orjson escapes newlines inside strings: one line per record
+    # payload key order kept (user code may serialise a tool result into the next prompt);
+    # orjson escapes newlines inside strings, so a record is exactly one line
+    return ordered_json(record) + b"\n"
 
 
 def _open(path: Path) -> int:

@@ -27,6 +27,7 @@ compared as generic data.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -88,6 +89,7 @@ DESCRIPTIONS: dict[str, str] = {
 # What `semantic_drift` reports: real regressions of the output (rewordings and noise filtered out).
 REGRESSIONS = frozenset({"changed", "negated", "numbers", "tools", "shape", "error", "added", "removed"})
 _RANK = {c: i for i, c in enumerate(CATEGORIES)}
+_DIGITS = re.compile(r"[$€£]?\d[\d,.]*%?")
 
 
 # --- what an interaction produced ------------------------------------------------------------------
@@ -474,10 +476,16 @@ def compare_text(old: str, new: str, *, backend: str | None = None) -> tuple[str
     from cassette._semantic import semantic_match
     from cassette.plugins.semantic_lexical import guard
 
-    for actual, expected in ((new, old), (old, new)):
-        veto = guard(actual, expected)
-        if veto is not None:
-            return _guard_category(veto), None, veto
+    vetoes = [v for v in (guard(new, old), guard(old, new)) if v is not None]
+    if vetoes:
+        if all(_guard_category(v) == "numbers" for v in vetoes):
+            # the number guard speaks first; a flipped meaning beside a changed number is the worse news
+            bare_new, bare_old = _DIGITS.sub(" ", new), _DIGITS.sub(" ", old)
+            negation = guard(bare_new, bare_old) or guard(bare_old, bare_new)
+            if negation is not None and _guard_category(negation) == "negated":
+                return "negated", None, f"{negation}; and {vetoes[0]}"
+        worst = min(vetoes, key=lambda v: _RANK[_guard_category(v)])
+        return _guard_category(worst), None, worst
     try:
         result = semantic_match(new, old, backend=backend)
     except SemanticBackendError as exc:
@@ -752,7 +760,8 @@ def _modified(
             old_seq=a.seq,
             tokens=tokens,
         )
-    request_fields = [p for p, _, _ in field_diff(req_b, req_a)] if a.key != b.key else []
+    # equal keys with different stored requests: a hand edit or a changed redactor, worth a look too
+    request_fields = [p for p, _, _ in field_diff(req_b, req_a)] if a.key != b.key or req_a != req_b else []
     if not request_fields and res_a == res_b:
         return None
     volatile = volatile_fields(b.kind) if b.kind != "tool" else frozenset()

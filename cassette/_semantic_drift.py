@@ -9,7 +9,9 @@ from cassette._errors import CassetteError
 from cassette._session import Mode, Session, last_session, pending_path
 
 
-def semantic_drift(path: str | Path | Session | None = None, *, backend: str | None = None) -> list[DriftItem]:
+def semantic_drift(
+    path: str | Path | Session | None = None, *, backend: str | None = None
+) -> list[DriftItem]:
     """What a ``rerecord`` really changed in the LLM outputs and tool calls, interaction by interaction.
 
     Returns only regressions, each with ``.category`` (``changed``, ``negated``,

@@ -1,0 +1,313 @@
+"""``cassette verify``: every manifest parses and every blob it references is there and hash-correct.
+
+Checked on disk (paths or directories) or in the git index (``--staged``): a
+cassette committed without its blobs is the classic mistake, so with
+``--staged`` each referenced blob must be staged too, under the cassette's blob
+store, with the id it is named after. JSON blobs are followed recursively.
+Atomic-write temporary files (``*.tmp``) are ignored.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cassette._errors import BlobError, CassetteError
+from cassette._store import BLOB_DIR_NAME, BlobStore, default_store_for, git_blob_id, loads, parse_manifest
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one cassette; ``where`` is the JSON path of the reference, if any."""
+
+    file: str
+    message: str
+    where: str | None = None
+    blob: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "where": self.where, "blob": self.blob, "message": self.message}
+
+
+@dataclass
+class FileReport:
+    """The verdict on one cassette."""
+
+    file: str
+    interactions: int = 0
+    blobs: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class VerifyReport:
+    """Every cassette checked, with its problems; truthy when all are sound."""
+
+    files: list[FileReport] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.ok for f in self.files)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [p for f in self.files for p in f.problems]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "files": [
+                {
+                    "file": f.file,
+                    "ok": f.ok,
+                    "interactions": f.interactions,
+                    "blobs": f.blobs,
+                    "problems": [p.to_json() for p in f.problems],
+                }
+                for f in self.files
+            ],
+        }
+
+    def render(self, *, verbose: bool = False) -> str:
+        """Failures with each problem, then a summary line (``verbose`` lists sound files too)."""
+        lines: list[str] = []
+        for f in self.files:
+            if f.ok:
+                if verbose:
+                    lines.append(f"ok      {f.file} ({f.interactions} interactions, {f.blobs} blobs)")
+                continue
+            lines.append(f"FAILED  {f.file}")
+            lines.extend(f"  - {p}" for p in f.problems)
+        bad = sum(1 for f in self.files if not f.ok)
+        blobs = sum(f.blobs for f in self.files)
+        summary = f"verified {len(self.files)} cassette(s), {blobs} blob reference(s)"
+        lines.append(summary + (f": {bad} with problems" if bad else ": all sound"))
+        return "\n".join(lines)
+
+
+# A blob lookup: (bytes or None, a problem message or None) for one blob id.
+BlobCheck = Callable[[str], tuple[bytes | None, str | None]]
+
+
+def verify_manifest(data: bytes, file: str, check: BlobCheck) -> FileReport:
+    """Check one manifest's bytes and, through ``check``, every blob it references (recursively).
+
+    Example::
+
+        report = verify_manifest(Path("c.json").read_bytes(), "c.json", disk_blobs(store))
+        report.ok
+    """
+    report = FileReport(file)
+    try:
+        cassette = parse_manifest(data, Path(file))
+    except CassetteError as exc:
+        report.problems.append(Problem(file, str(exc)))
+        return report
+    from cassette.hooks._snapshot import blob_refs_with_paths
+
+    report.interactions = len(cassette.interactions)
+    seen: set[str] = set()
+    todo: list[tuple[str, Any, bool]] = []
+    for n, inter in enumerate(cassette.interactions):
+        todo.extend(blob_refs_with_paths(inter.request, f"interactions[{n}].request"))
+        todo.extend(blob_refs_with_paths(inter.response, f"interactions[{n}].response"))
+    depth = 0
+    while todo:
+        where, blob_id, is_json = todo.pop(0)
+        report.blobs += 1
+        if (
+            not isinstance(blob_id, str)
+            or len(blob_id) != 40
+            or any(c not in "0123456789abcdef" for c in blob_id)
+        ):
+            report.problems.append(
+                Problem(file, f"invalid blob reference {str(blob_id)[:60]!r}; re-record the cassette.", where)
+            )
+            continue
+        if blob_id in seen:
+            continue
+        seen.add(blob_id)
+        data_, problem = check(blob_id)
+        if problem is not None:
+            report.problems.append(Problem(file, problem, where, blob_id))
+            continue
+        if is_json and data_ is not None:
+            depth += 1
+            try:
+                inner = loads(data_)
+            except (ValueError, RecursionError):
+                report.problems.append(
+                    Problem(
+                        file, f"JSON blob {blob_id} does not parse; re-record the cassette.", where, blob_id
+                    )
+                )
+                continue
+            if depth <= 10_000:
+                todo.extend(blob_refs_with_paths(inner, where))
+    return report
+
+
+def disk_blobs(store: Path, manifest: str) -> BlobCheck:
+    """Check blobs in a blob-store directory (presence, hash, no symlink escaping the store)."""
+    blobs = BlobStore(store)
+
+    def check(blob_id: str) -> tuple[bytes | None, str | None]:
+        try:
+            return blobs.get(blob_id, manifest=Path(manifest)), None
+        except BlobError as exc:
+            return None, str(exc)
+
+    return check
+
+
+def _store_for(path: Path) -> Path:
+    """The blob store a `Session` would use for the cassette at ``path``."""
+    from cassette._config import load_config
+
+    config = load_config(path.parent)
+    if config.store:
+        return config.store_path()
+    try:
+        path.resolve().relative_to(config.cassette_root())
+    except ValueError:
+        return default_store_for(path)
+    return config.store_path()
+
+
+def _is_temp(path: Path) -> bool:
+    from cassette._store import TMP_SUFFIX
+
+    return path.name.endswith(TMP_SUFFIX)
+
+
+def cassette_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The manifests named by ``paths``: files as given, directories searched (``.blobs`` skipped)."""
+    from cassette.hooks._snapshot import looks_like_manifest
+
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames[:] = sorted(d for d in dirnames if d not in (BLOB_DIR_NAME, ".git"))
+                for name in sorted(filenames):
+                    f = Path(dirpath) / name
+                    if not name.endswith(".json") or _is_temp(f):
+                        continue
+                    try:
+                        data = f.read_bytes()
+                    except OSError:
+                        continue
+                    # an empty file is a truncated cassette; other JSON files are not cassettes
+                    if not data.strip() or looks_like_manifest(f.as_posix(), data):
+                        out.append(f)
+        elif not _is_temp(p):
+            out.append(p)
+    return out
+
+
+def verify_paths(paths: Iterable[str | os.PathLike[str]]) -> VerifyReport:
+    """Verify cassettes on disk: files as given, directories searched recursively.
+
+    Example::
+
+        report = verify_paths(["tests/cassettes"])
+        print(report.render())
+        assert report.ok
+    """
+    from cassette.hooks._snapshot import display_path
+
+    report = VerifyReport()
+    for path in cassette_files(paths):
+        shown = display_path(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            report.files.append(FileReport(shown, problems=[Problem(shown, f"no such file: {shown}.")]))
+            continue
+        except OSError as exc:
+            report.files.append(FileReport(shown, problems=[Problem(shown, f"cannot read {shown}: {exc}.")]))
+            continue
+        report.files.append(verify_manifest(data, shown, disk_blobs(_store_for(path), shown)))
+    return report
+
+
+def verify_staged(start: str | os.PathLike[str] | None = None) -> VerifyReport:
+    """Verify the cassettes staged in the git index, requiring their blobs to be staged too.
+
+    Checks every staged (added or modified) manifest, and every manifest in the
+    index when a blob-store file is being deleted. A blob that is on disk but not
+    staged is reported with the ``git add`` to run.
+
+    Example::
+
+        assert verify_staged().ok
+    """
+    from cassette.hooks._snapshot import (
+        IndexSnapshot,
+        RevSnapshot,
+        blob_path_id,
+        blob_store_dirs,
+        changes,
+        looks_like_manifest,
+        open_repo,
+        read_object,
+        store_dir_for,
+    )
+
+    repo = open_repo(start)
+    root = Path(repo.path)
+    index = IndexSnapshot(repo)
+    entries = index.entries()
+    staged = changes(RevSnapshot(repo, "HEAD"), index)
+    stores = blob_store_dirs(entries)
+    deleting_blobs = any(c.status == "deleted" and blob_path_id(c.path) for c in staged)
+    candidates = list(entries) if deleting_blobs else [c.path for c in staged if c.status != "deleted"]
+    report = VerifyReport()
+    for path in candidates:
+        if not path.endswith(".json") or blob_path_id(path):
+            continue
+        data = index.read(path)
+        if not looks_like_manifest(path, data) and not (data is not None and not data.strip()):
+            continue
+        assert data is not None
+        store = store_dir_for(path, stores, root)
+
+        def check(blob_id: str, store: str = store) -> tuple[bytes | None, str | None]:
+            blob_path = f"{store}/{blob_id[:2]}/{blob_id[2:]}"
+            sha = entries.get(blob_path)
+            if sha is None:
+                if (root / blob_path).is_file():
+                    return None, (
+                        f"blob {blob_id} is on disk but not staged: run `git add {blob_path}` "
+                        f"(or `git add {store}`) so the commit carries it."
+                    )
+                return None, (
+                    f"blob {blob_id} is neither staged nor on disk in {store}. Re-record the cassette, "
+                    "or restore the blob from the commit that had it."
+                )
+            if sha != blob_id:
+                return None, (
+                    f"the staged {blob_path} does not hash to its name (it was modified). Restore it "
+                    f"(git checkout HEAD -- {blob_path}) or re-record the cassette."
+                )
+            data_ = read_object(repo, sha)
+            if data_ is None or git_blob_id(data_) != blob_id:
+                return None, f"git cannot read the staged blob {blob_path}; run `git add {blob_path}` again."
+            return data_, None
+
+        report.files.append(verify_manifest(data, path, check))
+    return report

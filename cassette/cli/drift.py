@@ -1,0 +1,89 @@
+"""``cassette drift``: what changed in re-recorded cassettes, interaction by interaction, for review."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "summarise cassette drift (staged, between revisions, or pending re-recordings) for review"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        help="with --pending: cassettes or directories to look in (default: cassette directory)",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--staged", action="store_true", help="staged cassettes (git index) vs HEAD")
+    source.add_argument(
+        "--rev", metavar="A..B", help="between two commits: A..B, A.. (to HEAD), or A (its changes)"
+    )
+    source.add_argument(
+        "--pending", action="store_true", help="committed cassettes vs their .pending.json re-recordings"
+    )
+    parser.add_argument(
+        "--format", choices=("text", "markdown", "json"), default="text", help="output format"
+    )
+    parser.add_argument(
+        "--fail-on",
+        metavar="CATEGORIES",
+        default="",
+        help="exit 1 when an interaction falls in one of these comma-separated categories "
+        "(e.g. tools,changed,numbers; 'regressions' for all real regressions). Default: informational.",
+    )
+    parser.add_argument(
+        "--backend", help="semantic backend that decides reworded vs changed (default: config)"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="list volatile-only interactions too")
+
+
+def run(args: argparse.Namespace) -> int:
+    from cassette._config import load_config
+    from cassette.hooks.drift import (
+        drift_pending,
+        drift_revs,
+        drift_staged,
+        failing,
+        parse_fail_on,
+        pending_files,
+        render_json,
+        render_markdown,
+        render_text,
+    )
+
+    fail_on = parse_fail_on(args.fail_on)
+    if (args.staged or args.rev) and args.paths:
+        print(
+            "cassette drift: paths go with --pending (or no source flag), not --staged/--rev.",
+            file=sys.stderr,
+        )
+        return 2
+    paths = args.paths or [str(load_config().cassette_root())]
+    if args.staged:
+        drifts = drift_staged(backend=args.backend)
+    elif args.rev:
+        drifts = drift_revs(args.rev, backend=args.backend)
+    elif args.pending or pending_files(paths):
+        drifts = drift_pending(paths, backend=args.backend)
+    else:
+        drifts = drift_staged(backend=args.backend)
+    if args.format == "json":
+        sys.stdout.write(render_json(drifts))
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(drifts))
+    else:
+        text = render_text(drifts, verbose=args.verbose)
+        if text:
+            print(text)
+    bad = failing(drifts, fail_on)
+    if bad:
+        cats = sorted({i.category for _, i in bad if i is not None})
+        print(
+            f"cassette drift: {len(bad)} interaction(s) in failing categories "
+            f"({', '.join(cats) or 'unreadable'}). "
+            "Review them; re-record or fix the agent, or drop the category from --fail-on.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

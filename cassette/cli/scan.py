@@ -1,0 +1,47 @@
+"""``cassette scan [--staged] [PATHS...] [--format text|json]``: find secrets before they are committed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+HELP = "find API keys and other secrets in staged cassettes and blobs, or in any text files"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths", nargs="*", help="files or directories to scan (default: the cassette directory)"
+    )
+    parser.add_argument(
+        "--staged", action="store_true", help="scan what is staged for commit, read from the git index"
+    )
+    parser.add_argument(
+        "--all-files",
+        action="store_true",
+        help="with --staged: scan every staged text file, not only cassettes, blobs and JSON/YAML/log files",
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("--no-cache", action="store_true", help="rescan even payloads scanned before")
+
+
+def run(args: argparse.Namespace) -> int:
+    from cassette._config import load_config
+    from cassette.hooks.scan import render_text, scan_paths, scan_staged
+
+    if args.staged and args.paths:
+        print("cassette scan: pass either --staged or paths, not both.", file=sys.stderr)
+        return 2
+    if args.staged:
+        found = scan_staged(all_files=args.all_files, use_cache=not args.no_cache)
+    else:
+        paths = args.paths or [str(load_config().cassette_root())]
+        found = scan_paths(paths)
+    if args.format == "json":
+        sys.stdout.write(
+            orjson.dumps([r.to_json() for r in found], option=orjson.OPT_INDENT_2).decode() + "\n"
+        )
+    elif found:
+        print(render_text(found, staged=args.staged))
+    return 1 if found else 0

@@ -1,0 +1,25 @@
+"""``cassette textconv FILE``: print a cassette with its blobs inlined (the ``diff=cassette`` driver)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "print a cassette with its blobs inlined, for `git diff` (diff.cassette.textconv)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="the cassette file git hands to the driver")
+
+
+def run(args: argparse.Namespace) -> int:
+    from cassette._errors import CassetteNotFoundError
+    from cassette.hooks.textconv import render
+
+    try:
+        data = render(args.file)
+    except FileNotFoundError:
+        raise CassetteNotFoundError(f"cassette textconv: no such file {args.file}.", path=args.file) from None
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+    return 0

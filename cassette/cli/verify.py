@@ -1,0 +1,36 @@
+"""``cassette verify [PATHS...|--staged]``: manifests parse; every referenced blob is there and intact."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+HELP = "check that cassettes parse and every blob they reference is present and hash-correct (and staged)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", help="cassettes or directories (default: the cassette directory)")
+    parser.add_argument(
+        "--staged", action="store_true", help="check the staged cassettes; their blobs must be staged too"
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list sound cassettes too")
+
+
+def run(args: argparse.Namespace) -> int:
+    from cassette._config import load_config
+    from cassette._verify import verify_paths, verify_staged
+
+    if args.staged and args.paths:
+        print("cassette verify: pass either --staged or paths, not both.", file=sys.stderr)
+        return 2
+    report = (
+        verify_staged() if args.staged else verify_paths(args.paths or [str(load_config().cassette_root())])
+    )
+    if args.format == "json":
+        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    elif not report.ok or args.verbose:
+        print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)
+    return 0 if report.ok else 1

@@ -1,0 +1,50 @@
+"""Git and pre-commit entry points: the secret scan, the blob check and the drift summary.
+
+Every check reads what is *staged* from the git index with dulwich (no git
+binary, no ``git diff`` output, which a textconv driver can rewrite):
+
+- :func:`cassette.hooks.scan.scan_staged`: secrets in staged cassettes and blobs;
+- :func:`cassette._verify.verify_staged`: every referenced blob staged and hash-correct;
+- :func:`cassette.hooks.drift.drift_staged`: what changed, interaction by interaction.
+
+``python -m cassette.hooks pre-commit`` runs all three (what ``cassette
+install-hooks`` wires into ``.git/hooks/pre-commit``); the pre-commit framework
+runs them as the hooks ``cassette-secrets``, ``cassette-verify`` and
+``cassette-drift`` (see ``.pre-commit-hooks.yaml``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def pre_commit() -> int:
+    """Run the secret scan, the blob check and the drift summary on the staged files; 1 if a check fails.
+
+    Example::
+
+        sys.exit(pre_commit())
+    """
+    from cassette._errors import CassetteError
+    from cassette._verify import verify_staged
+    from cassette.hooks.drift import drift_staged, render_text
+    from cassette.hooks.scan import render_text as render_findings
+    from cassette.hooks.scan import scan_staged
+
+    code = 0
+    try:
+        found = scan_staged()
+        if found:
+            print(render_findings(found, staged=True), file=sys.stderr)
+            code = 1
+        report = verify_staged()
+        if not report.ok:
+            print(report.render(), file=sys.stderr)
+            code = 1
+        summary = render_text(drift_staged())
+        if summary:
+            print("cassette drift (staged vs HEAD):\n" + summary, file=sys.stderr)
+    except CassetteError as exc:
+        print(f"cassette pre-commit: error: {exc}", file=sys.stderr)
+        return 2
+    return code

@@ -1,0 +1,24 @@
+"""`python -m cassette.hooks pre-commit` (the installed git hook) and `… textconv FILE` (diff driver)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["pre-commit"]:
+        from cassette.hooks import pre_commit
+
+        return pre_commit()
+    if args[:1] == ["textconv"] and len(args) == 2:
+        from cassette.hooks.textconv import render
+
+        sys.stdout.buffer.write(render(args[1]))
+        return 0
+    print("usage: python -m cassette.hooks pre-commit | textconv FILE", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,401 @@
+"""The drift summary behind ``cassette drift`` and the ``cassette-drift`` hook.
+
+Pairs each changed cassette with its earlier version (staged vs ``HEAD``, one
+revision vs another, or a ``.pending.json`` re-recording vs the committed
+file), classifies every changed interaction with :mod:`cassette._drift`, and
+renders the result for a terminal, a pull-request comment (GitHub-flavoured
+markdown) or a program (JSON).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from cassette._drift import CATEGORIES, DESCRIPTIONS, REGRESSIONS, DriftItem, compare_cassettes
+from cassette._errors import CassetteConfigError, CassetteError
+from cassette._model import Cassette
+
+PENDING_SUFFIX = ".pending.json"
+
+
+@dataclass
+class CassetteDrift:
+    """The drift of one cassette file: its status, interaction counts and every changed interaction."""
+
+    file: str
+    status: str  # added | removed | modified
+    old_count: int = 0
+    new_count: int = 0
+    items: list[DriftItem] = field(default_factory=list)
+    old_tokens: int = 0
+    new_tokens: int = 0
+    error: str | None = None  # the file could not be read; items are empty
+
+    def counts(self) -> Counter[str]:
+        return Counter(i.category for i in self.items)
+
+    @property
+    def review(self) -> list[DriftItem]:
+        """The items a reviewer should read: everything but volatile-only changes."""
+        return [i for i in self.items if i.category != "volatile-only"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "status": self.status,
+            "interactions": {"old": self.old_count, "new": self.new_count},
+            "tokens": {
+                "old": self.old_tokens,
+                "new": self.new_tokens,
+                "delta": self.new_tokens - self.old_tokens,
+            },
+            "counts": dict(sorted(self.counts().items(), key=lambda kv: CATEGORIES.index(kv[0]))),
+            "error": self.error,
+            "items": [i.to_json() for i in self.items],
+        }
+
+
+def _tokens(cassette: Cassette | None) -> int:
+    from cassette._usage import tokens_of
+
+    if cassette is None:
+        return 0
+    total = 0
+    for inter in cassette.interactions:
+        try:
+            total += tokens_of(cassette.hydrate(inter.response))
+        except CassetteError:
+            continue
+    return total
+
+
+def drift_of(
+    file: str, old: Cassette | None, new: Cassette | None, *, backend: str | None = None
+) -> CassetteDrift:
+    """Classify the drift of one cassette between two versions (``None``: the version does not exist).
+
+    Example::
+
+        d = drift_of("triage.json", load_cassette("triage.json"), load_cassette("triage.pending.json"))
+        d.counts()  # Counter({'volatile-only': 3, 'reworded': 1})
+    """
+    status = "added" if old is None else "removed" if new is None else "modified"
+    return CassetteDrift(
+        file,
+        status,
+        len(old.interactions) if old else 0,
+        len(new.interactions) if new else 0,
+        compare_cassettes(old, new, backend=backend),
+        _tokens(old),
+        _tokens(new),
+    )
+
+
+def _failed(file: str, status: str, exc: CassetteError) -> CassetteDrift:
+    return CassetteDrift(file, status, error=str(exc))
+
+
+# --- sources --------------------------------------------------------------------------------------
+
+
+def pending_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Every ``*.pending.json`` re-recording under ``paths`` (files or directories)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out.extend(sorted(f for f in p.rglob("*" + PENDING_SUFFIX) if ".blobs" not in f.parts))
+        elif p.name.endswith(PENDING_SUFFIX):
+            out.append(p)
+        elif p.with_name(p.stem + PENDING_SUFFIX).exists():
+            out.append(p.with_name(p.stem + PENDING_SUFFIX))
+    return out
+
+
+def drift_pending(
+    paths: Iterable[str | os.PathLike[str]], *, backend: str | None = None
+) -> list[CassetteDrift]:
+    """Committed cassettes vs their ``.pending.json`` re-recordings on disk (the ``rerecord`` workflow).
+
+    Example::
+
+        for d in drift_pending(["tests/cassettes"]):
+            print(d.file, d.counts())
+    """
+    from cassette._store import load_cassette
+    from cassette.hooks._snapshot import display_path
+
+    out: list[CassetteDrift] = []
+    for pending in pending_files(paths):
+        committed = pending.with_name(pending.name[: -len(PENDING_SUFFIX)] + ".json")
+        shown = display_path(committed)
+        try:
+            old = load_cassette(committed) if committed.exists() else None
+            new = load_cassette(pending)
+        except CassetteError as exc:
+            out.append(_failed(shown, "modified", exc))
+            continue
+        out.append(drift_of(shown, old, new, backend=backend))
+    return out
+
+
+def _snapshot_drift(old_snap: Any, new_snap: Any, *, backend: str | None) -> list[CassetteDrift]:
+    from cassette.hooks._snapshot import (
+        blob_path_id,
+        blob_store_dirs,
+        cassette_from_bytes,
+        changes,
+        git_blob_reader,
+        looks_like_manifest,
+    )
+
+    repo = old_snap.repo
+    root = Path(repo.path)
+    stores = blob_store_dirs(new_snap.entries()) | blob_store_dirs(old_snap.entries())
+    reader = git_blob_reader(repo, tuple(root / s for s in sorted(stores)))
+    out: list[CassetteDrift] = []
+    for change in changes(old_snap, new_snap):
+        if not change.path.endswith(".json") or blob_path_id(change.path):
+            continue
+        old_data = old_snap.read(change.path) if change.old else None
+        new_data = new_snap.read(change.path) if change.new else None
+        if not (looks_like_manifest(change.path, new_data) or looks_like_manifest(change.path, old_data)):
+            continue
+        try:
+            old = cassette_from_bytes(old_data, change.path, reader) if old_data is not None else None
+            new = cassette_from_bytes(new_data, change.path, reader) if new_data is not None else None
+        except CassetteError as exc:
+            out.append(_failed(change.path, change.status, exc))
+            continue
+        out.append(drift_of(change.path, old, new, backend=backend))
+    return out
+
+
+def drift_staged(
+    start: str | os.PathLike[str] | None = None, *, backend: str | None = None
+) -> list[CassetteDrift]:
+    """Staged cassettes (read from the git index) vs their ``HEAD`` versions.
+
+    Example::
+
+        print(render_markdown(drift_staged()))
+    """
+    from cassette.hooks._snapshot import IndexSnapshot, RevSnapshot, open_repo
+
+    repo = open_repo(start)
+    return _snapshot_drift(RevSnapshot(repo, "HEAD"), IndexSnapshot(repo), backend=backend)
+
+
+def drift_revs(
+    spec: str, start: str | os.PathLike[str] | None = None, *, backend: str | None = None
+) -> list[CassetteDrift]:
+    """Cassettes changed between commits: ``A..B``, ``A..`` (to ``HEAD``) or ``A`` (what commit A changed).
+
+    Example::
+
+        drift_revs("origin/main..HEAD")
+    """
+    from cassette.hooks._snapshot import RevSnapshot, open_repo
+
+    repo = open_repo(start)
+    if ".." in spec:
+        a, b = spec.split("..", 1)
+        if a.endswith("."):
+            raise CassetteConfigError(
+                f"--rev {spec!r}: three-dot ranges are not supported; write A..B (both commits named)."
+            )
+        return _snapshot_drift(
+            RevSnapshot(repo, a or "HEAD"), RevSnapshot(repo, b or "HEAD"), backend=backend
+        )
+    new = RevSnapshot(repo, spec)
+    commit = _commit(repo, spec)
+    parent = commit.parents[0].decode() if commit.parents else None
+    old = RevSnapshot(repo, parent) if parent else _EmptySnapshot(repo)
+    return _snapshot_drift(old, new, backend=backend)
+
+
+def _commit(repo: Any, rev: str) -> Any:
+    from cassette.hooks._snapshot import resolve_commit
+
+    return resolve_commit(repo, rev)
+
+
+class _EmptySnapshot:
+    def __init__(self, repo: Any) -> None:
+        self.repo = repo
+
+    def entries(self) -> dict[str, str]:
+        return {}
+
+    def read(self, path: str) -> bytes | None:
+        return None
+
+
+# --- failing on categories --------------------------------------------------------------------------
+
+
+def parse_fail_on(value: str | None) -> frozenset[str]:
+    """``"tools,changed"`` → those categories; ``regressions`` stands for every regression category.
+
+    Example::
+
+        parse_fail_on("tools,numbers") == {"tools", "numbers"}
+    """
+    if not value:
+        return frozenset()
+    out: set[str] = set()
+    for raw in value.split(","):
+        name = raw.strip().lower()
+        if not name:
+            continue
+        if name in ("regressions", "regression"):
+            out |= REGRESSIONS
+        elif name == "any":
+            out |= set(CATEGORIES) - {"volatile-only"}
+        elif name in CATEGORIES:
+            out.add(name)
+        else:
+            raise CassetteConfigError(
+                f"--fail-on: unknown drift category {name!r}. Use a comma-separated list of: "
+                f"{', '.join(CATEGORIES)}, or 'regressions' / 'any'."
+            )
+    return frozenset(out)
+
+
+def failing(
+    drifts: Iterable[CassetteDrift], categories: frozenset[str]
+) -> list[tuple[str, DriftItem | None]]:
+    """``(file, item)`` for each item whose category (or output category) is in ``categories``.
+
+    A cassette that could not be read fails any non-empty ``categories`` (item ``None``).
+    """
+    out: list[tuple[str, DriftItem | None]] = []
+    if not categories:
+        return out
+    for d in drifts:
+        if d.error:
+            out.append((d.file, None))
+        out.extend(
+            (d.file, i) for i in d.items if i.category in categories or i.output_category in categories
+        )
+    return out
+
+
+# --- rendering --------------------------------------------------------------------------------------
+
+
+def _delta(old: int, new: int) -> str:
+    if old == new:
+        return f"{new:,}"
+    return f"{old:,} → {new:,} ({new - old:+,})"
+
+
+def _summary(counts: Counter[str]) -> str:
+    return ", ".join(f"{counts[c]} {c}" for c in CATEGORIES if counts.get(c))
+
+
+def render_text(drifts: list[CassetteDrift], *, verbose: bool = False) -> str:
+    """Terminal text: one block per changed cassette; empty when nothing changed.
+
+    Volatile-only interactions are counted, not listed (``verbose`` lists them too).
+    """
+    lines: list[str] = []
+    for d in drifts:
+        if d.error:
+            lines.append(f"{d.file}: cannot compare ({d.error})")
+            continue
+        if not d.items and d.status == "modified":
+            continue
+        head = f"{d.file}: {d.status}, {d.old_count} → {d.new_count} interactions"
+        if d.old_tokens or d.new_tokens:
+            head += f", tokens {_delta(d.old_tokens, d.new_tokens)}"
+        lines.append(head + (f" [{_summary(d.counts())}]" if d.items else ""))
+        for item in d.items:
+            if item.category == "volatile-only" and not verbose:
+                continue
+            line = f"  #{item.seq:<3} {item.kind:<4} {item.category:<13} {item.label}"
+            if item.reason:
+                line += f": {item.reason}"
+            lines.append(line)
+            if item.excerpt and item.category not in ("volatile-only",):
+                lines.append(f"        {item.excerpt}")
+    return "\n".join(lines)
+
+
+def _cell(text: str, width: int = 160) -> str:
+    flat = " ".join(str(text).split())
+    if len(flat) > width:
+        flat = flat[: width - 1] + "…"
+    return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_markdown(drifts: list[CassetteDrift]) -> str:
+    """GitHub-flavoured markdown for a pull-request comment: a summary table, details collapsed.
+
+    Example::
+
+        Path("drift.md").write_text(render_markdown(drift_revs("origin/main..HEAD")))
+    """
+    shown = [d for d in drifts if d.items or d.status != "modified" or d.error]
+    if not shown:
+        return "### Cassette drift\n\nNo cassette changed.\n"
+    regressions = sum(1 for d in shown for i in d.items if i.output_category in REGRESSIONS)
+    lines = ["### Cassette drift", ""]
+    lines.append(
+        f"{len(shown)} cassette(s) changed; {regressions} interaction(s) need review."
+        if regressions
+        else f"{len(shown)} cassette(s) changed; no regressions (only rewordings and volatile fields)."
+    )
+    lines += ["", "| cassette | change | interactions | tokens | categories |", "|---|---|---|---|---|"]
+    for d in shown:
+        counts = d.counts()
+        cats = ", ".join(
+            (f"**{counts[c]} {c}**" if c in REGRESSIONS else f"{counts[c]} {c}")
+            for c in CATEGORIES
+            if counts.get(c)
+        )
+        if d.error:
+            cats = f"**unreadable**: {_cell(d.error, 100)}"
+        lines.append(
+            f"| `{d.file}` | {d.status} | {d.old_count} → {d.new_count} "
+            f"| {_delta(d.old_tokens, d.new_tokens)} | {cats or '–'} |"
+        )
+    for d in shown:
+        review = d.review
+        if not review:
+            continue
+        lines += [
+            "",
+            f"<details><summary><code>{_cell(d.file)}</code>: {len(review)} change(s)</summary>",
+            "",
+            "| # | call | category | what changed | tokens |",
+            "|---|---|---|---|---|",
+        ]
+        for item in review:
+            what = _cell(item.reason)
+            if item.excerpt:
+                what += ("<br>" if what else "") + _cell(item.excerpt, 200)
+            category = f"**{item.category}**" if item.output_category in REGRESSIONS else item.category
+            lines.append(
+                f"| {item.seq} | {_cell(item.label, 60)} | {category} | {what} "
+                f"| {_delta(item.tokens[0], item.tokens[1])} |"
+            )
+        lines += ["", "</details>"]
+    used = {c for d in shown for c in d.counts()}
+    if used:
+        lines += ["", "<details><summary>What the categories mean</summary>", ""]
+        lines += [f"- **{c}**: {DESCRIPTIONS[c]}" for c in CATEGORIES if c in used]
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(drifts: list[CassetteDrift]) -> str:
+    """Every cassette's drift as a JSON list (volatile-only items included)."""
+    return orjson.dumps([d.to_json() for d in drifts], option=orjson.OPT_INDENT_2).decode() + "\n"

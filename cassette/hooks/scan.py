@@ -1,0 +1,316 @@
+"""The secret scan behind ``cassette scan`` and the ``cassette-secrets`` hook.
+
+With ``staged=True`` the files come from the git index (what the commit will
+contain), never from ``git diff`` output, which a textconv driver rewrites.
+Staged cassettes and staged blob-store payloads are both scanned, as raw text
+and as decoded JSON strings; a finding in a payload names the cassette and the
+JSON path that reference it. Results are cached by git blob id (plus a version
+of the rule set) in ``.git/cassette-scan-cache``, so unchanged payloads shared
+by many cassettes or commits are scanned once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from cassette._secrets import Finding, Scanner, SecretRule
+from cassette._store import BLOB_DIR_NAME, atomic_write, git_blob_id, loads
+
+CACHE_NAME = "cassette-scan-cache"
+CACHE_LIMIT = 200_000
+# Besides cassettes and blob stores: other tools' cassettes, traces and logs.
+TEXT_SUFFIXES = (".json", ".jsonl", ".ndjson", ".yaml", ".yml", ".har", ".log")
+_Row = tuple[str, int, str | None, str, str]
+
+
+@dataclass(frozen=True)
+class Reported:
+    """A finding as reported: the file it is in and, for a blob payload, the cassette referencing it."""
+
+    finding: Finding
+    cassette: str | None = None
+    where: str | None = None  # JSON path inside the cassette, through the blob reference
+
+    @property
+    def path(self) -> str | None:
+        return self.where if self.cassette else self.finding.path
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.finding.to_json()
+        out["path"] = self.path
+        if self.cassette:
+            out["cassette"] = self.cassette
+        return out
+
+    def __str__(self) -> str:
+        f = self.finding
+        where = f" in {self.cassette}" if self.cassette else ""
+        if self.path:
+            where += f" at {self.path}"
+        return f"{f.file}:{f.line}: {f.rule}{where}: {f.masked} (fingerprint {f.fingerprint})"
+
+
+def rules_version(rules: Sequence[SecretRule]) -> str:
+    """A digest of the rule set: a cached result is reused only under the very same rules."""
+    from cassette import __version__
+
+    h = hashlib.sha256(__version__.encode())
+    for r in rules:
+        validate = getattr(r.validate, "__qualname__", repr(r.validate)) if r.validate else ""
+        parts = (r.id, r.regex.pattern, str(r.regex.flags), repr(r.prefixes), repr(r.keywords))
+        h.update(repr((*parts, r.entropy, validate, r.window, r.lookbehind)).encode())
+    return h.hexdigest()[:16]
+
+
+class ScanCache:
+    """Findings by git blob id, before the allow-list, stored as JSON under the repository's git dir."""
+
+    def __init__(self, path: Path | None, version: str) -> None:
+        self.path = path
+        self.version = version
+        self.rows: dict[str, list[list[Any]]] = {}
+        self.dirty = False
+        if path is not None and path.is_file():
+            try:
+                doc = loads(path.read_bytes())
+            except (OSError, ValueError):
+                doc = None  # a damaged cache is rebuilt, never trusted
+            if isinstance(doc, dict) and doc.get("rules") == version and isinstance(doc.get("blobs"), dict):
+                self.rows = doc["blobs"]
+
+    def get(self, blob_id: str) -> list[_Row] | None:
+        rows = self.rows.get(blob_id)
+        if not isinstance(rows, list):
+            return None
+        try:
+            return [(str(r[0]), int(r[1]), r[2], str(r[3]), str(r[4])) for r in rows]
+        except (IndexError, TypeError, ValueError):
+            return None
+
+    def put(self, blob_id: str, rows: list[_Row]) -> None:
+        if len(self.rows) >= CACHE_LIMIT:
+            self.rows.clear()
+        self.rows[blob_id] = [list(r) for r in rows]
+        self.dirty = True
+
+    def save(self) -> None:
+        if self.path is None or not self.dirty:
+            return
+        try:
+            atomic_write(self.path, orjson.dumps({"rules": self.version, "blobs": self.rows}))
+        except OSError:
+            pass  # a read-only git dir only costs speed
+
+
+def default_scanner(start: str | os.PathLike[str] | None = None) -> tuple[Scanner, frozenset[str]]:
+    """A scanner with every rule from the plugins (no allow-list) and the config's ``secrets_allow``."""
+    from cassette._config import load_config
+    from cassette._plugins import get_plugin_manager
+    from cassette._secrets import rules_from_plugins
+
+    config = load_config(Path(start) if start is not None else None)
+    return Scanner(rules_from_plugins(get_plugin_manager())), frozenset(config.secrets_allow)
+
+
+class _Run:
+    """One scan: a scanner, its disk cache, and the allow-list applied on the way out."""
+
+    def __init__(self, scanner: Scanner, allow: frozenset[str], cache: ScanCache | None) -> None:
+        self.scanner = scanner
+        self.allow = allow
+        self.cache = cache
+
+    def scan(self, data: bytes, file: str, blob_id: str | None = None) -> list[Finding]:
+        rows = self.cache.get(blob_id) if self.cache is not None and blob_id else None
+        if rows is None:
+            found = self.scanner.scan(data, file, content_id=blob_id)
+            rows = [(f.rule, f.line, f.path, f.masked, f.fingerprint) for f in found]
+            if self.cache is not None and blob_id:
+                self.cache.put(blob_id, rows)
+        return [
+            Finding(r, file, line, path, masked, fp)
+            for r, line, path, masked, fp in rows
+            if fp not in self.allow
+        ]
+
+
+def _in_scope(path: str, cassette_dir: str | None, all_files: bool) -> bool:
+    if path.endswith(".tmp"):
+        return False
+    if all_files or f"{BLOB_DIR_NAME}/" in path or path.endswith(TEXT_SUFFIXES):
+        return True
+    return cassette_dir is not None and (path + "/").startswith(cassette_dir.rstrip("/") + "/")
+
+
+def scan_staged(
+    start: str | os.PathLike[str] | None = None,
+    *,
+    all_files: bool = False,
+    scanner: Scanner | None = None,
+    allow: Iterable[str] | None = None,
+    use_cache: bool = True,
+) -> list[Reported]:
+    """Secrets in what is staged for the next commit, read from the git index.
+
+    Scans every added or modified staged file that is a cassette, a blob-store
+    payload, a file under ``cassette_dir`` or a JSON/YAML/HAR/log file (every
+    staged file with ``all_files=True``). Findings in payloads name the
+    cassette and JSON path referencing them.
+
+    Example::
+
+        for reported in scan_staged():
+            print(reported)  # tests/cassettes/triage.json:14: openai-api-key at …: sk-proj-…Xy12 (…)
+    """
+    from cassette._config import load_config
+    from cassette.hooks._snapshot import IndexSnapshot, RevSnapshot, blob_path_id, changes, open_repo
+
+    repo = open_repo(start)
+    root = Path(repo.path)
+    config = load_config(root)
+    if scanner is None:
+        scanner, default_allow = default_scanner(root)
+        allow = default_allow if allow is None else allow
+    cache = (
+        ScanCache(Path(repo.controldir()) / CACHE_NAME, rules_version(scanner.rules)) if use_cache else None
+    )
+    run = _Run(scanner, frozenset(allow or ()), cache)
+    try:
+        cassette_dir = config.cassette_root().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        cassette_dir = None
+    index = IndexSnapshot(repo)
+    staged = [c for c in changes(RevSnapshot(repo, "HEAD"), index) if c.new is not None]
+    targets = [c for c in staged if _in_scope(c.path, cassette_dir, all_files)]
+    referenced = _references(index, [c.path for c in targets if not blob_path_id(c.path)])
+    out: list[Reported] = []
+    for change in targets:
+        assert change.new is not None
+        data = index.read(change.path)
+        if data is None:
+            continue
+        ref = referenced.get(blob_path_id(change.path) or "")
+        for finding in run.scan(data, change.path, change.new):
+            if ref is None:
+                out.append(Reported(finding))
+            else:
+                manifest, where = ref
+                inner = finding.path
+                joined = (
+                    f"{where}.{inner}" if inner and not inner.startswith("[") else f"{where}{inner or ''}"
+                )
+                out.append(Reported(finding, manifest, joined))
+    if cache is not None:
+        cache.save()
+    return out
+
+
+def _references(index: Any, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """blob id → (cassette, JSON path) for the payloads referenced by the staged cassettes in ``paths``."""
+    from cassette.hooks._snapshot import blob_refs_with_paths, looks_like_manifest, read_object
+
+    out: dict[str, tuple[str, str]] = {}
+    for path in paths:
+        data = index.read(path)
+        if not looks_like_manifest(path, data):
+            continue
+        try:
+            assert data is not None
+            doc = loads(data)
+        except (ValueError, RecursionError):
+            continue
+        todo = list(blob_refs_with_paths(doc.get("interactions"), "interactions"))
+        while todo:
+            where, blob_id, is_json = todo.pop()
+            if not isinstance(blob_id, str) or blob_id in out:
+                continue
+            out[blob_id] = (path, where)
+            if is_json:
+                payload = read_object(index.repo, blob_id)
+                try:
+                    inner = loads(payload) if payload is not None else None
+                except (ValueError, RecursionError):
+                    inner = None
+                todo.extend(blob_refs_with_paths(inner, where))
+    return out
+
+
+def scan_paths(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    scanner: Scanner | None = None,
+    allow: Iterable[str] | None = None,
+) -> list[Reported]:
+    """Secrets in files on disk (directories searched recursively; ``.git`` and temp files skipped).
+
+    Any text file works: our cassettes, other tools' YAML/JSON cassettes, logs.
+
+    Example::
+
+        scan_paths(["tests/cassettes", "logs/agent.log"])
+    """
+    if scanner is None:
+        scanner, default_allow = default_scanner()
+        allow = default_allow if allow is None else allow
+    cache_path: Path | None = None
+    try:
+        from cassette.hooks._snapshot import open_repo
+
+        cache_path = Path(open_repo().controldir()) / CACHE_NAME
+    except Exception:  # not in a repository: no cache, same results
+        cache_path = None
+    cache = ScanCache(cache_path, rules_version(scanner.rules)) if cache_path is not None else None
+    run = _Run(scanner, frozenset(allow or ()), cache)
+    out: list[Reported] = []
+    for file in _files(paths):
+        try:
+            data = file.read_bytes()
+        except OSError:
+            continue
+        out.extend(Reported(f) for f in run.scan(data, os.fspath(file), git_blob_id(data)))
+    if cache is not None:
+        cache.save()
+    return out
+
+
+def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    from cassette._errors import CassetteNotFoundError
+
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames[:] = sorted(d for d in dirnames if d != ".git")
+                out.extend(Path(dirpath) / n for n in sorted(filenames) if not n.endswith(".tmp"))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise CassetteNotFoundError(
+                f"cassette scan: no such file or directory: {p}. Check the path.", path=p
+            )
+    return out
+
+
+def render_text(found: list[Reported], *, staged: bool) -> str:
+    """Findings one per line (the secret itself never shown), then what to do."""
+    if not found:
+        return ""
+    where = "staged files" if staged else "the files scanned"
+    lines = [str(r) for r in found]
+    lines.append("")
+    lines.append(
+        f"{len(found)} secret(s) in {where}."
+        + (" The commit was stopped." if staged else "")
+        + " Remove each secret (re-record with redaction, or edit the file) and `git add` again. "
+        "If a finding is not a secret, add its fingerprint to [tool.cassette] secrets_allow "
+        "in pyproject.toml."
+    )
+    return "\n".join(lines)

@@ -37,8 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="cendor: a request field every LLM call sent but cendor did not store, e.g. max_tokens=1024 "
-        "(VALUE is JSON, else a string; repeatable)",
+        help="cendor: a request field the LLM calls sent but cendor did not store, e.g. temperature=0, "
+        "or for one provider anthropic.max_tokens=1024 (VALUE is JSON, else a string; repeatable)",
     )
 
 

@@ -41,8 +41,8 @@ ONLY_MODEL_AND_MESSAGES = (
 )
 ANTHROPIC_MAX_TOKENS = (
     "Anthropic calls always send max_tokens (and often system), which cendor did not store: pass "
-    "--set max_tokens=N (defaults={'max_tokens': N}) with the value your code uses, or this entry "
-    "never matches."
+    "--set anthropic.max_tokens=N (defaults={'anthropic.max_tokens': N}) with the value your code uses, "
+    "or this entry never matches."
 )
 MODEL_DUMP = (
     "the response is cendor's model_dump() of the SDK object (it replayed a SimpleNamespace stand-in): "
@@ -118,7 +118,12 @@ def convert_tool(
             f"names, so this entry matches only once {name} is given (--tool module:{name}, tools=[{name}])."
         )
     normalized = normalize(ours, "tool")
-    if response_type == "object" and isinstance(response, dict):
+    if response_type is None and isinstance(response, dict):
+        notes.append(
+            "version 1 did not record whether the tool returned a mapping or an object: replay returns "
+            "a dict."
+        )
+    elif response_type == "object" and isinstance(response, dict):
         notes.append(
             "the tool returned an object (cendor kept only its fields): replay returns those fields "
             "as a dict."
@@ -165,8 +170,12 @@ def convert_llm(
         )
     if stream:
         body["stream"] = True
-    for k, v in (defaults or {}).items():
-        body.setdefault(k, v)
+    for name, value in (defaults or {}).items():
+        scope, dot, field = name.partition(".")
+        if not dot:
+            body.setdefault(name, value)
+        elif _PROVIDERS.get(scope.lower()) == provider:  # "anthropic.max_tokens": that provider only
+            body.setdefault(field, value)
     if provider == "anthropic" and "max_tokens" not in body:
         notes.append(ANTHROPIC_MAX_TOKENS)
     endpoint = "chat.completions" if provider == "openai" else "messages"
@@ -242,10 +251,10 @@ def import_cendor(
 
     ``tools`` (functions, or ``{name: function}``) lets positional tool arguments
     be bound to parameter names as ``@cassette.tool`` records them. ``defaults``
-    adds request fields cendor never stored (``{"max_tokens": 1024}``) to every
-    LLM call. Entries that cannot be replayed (other providers, ``str()``
-    responses) are listed under ``skipped``; a malformed entry raises
-    `CassetteImportError` unless ``skip_bad``.
+    adds request fields cendor never stored to every LLM call (``{"temperature": 0}``)
+    or to one provider's calls (``{"anthropic.max_tokens": 1024}``). Entries that
+    cannot be replayed (other providers, ``str()`` responses) are listed under
+    ``skipped``; a malformed entry raises `CassetteImportError` unless ``skip_bad``.
 
     Example::
 

@@ -1,0 +1,619 @@
+"""Secret detection for cassettes, traces and any staged text.
+
+A rule (:class:`SecretRule`) names the literal strings a secret starts with
+(``prefixes``, case-sensitive) or the words that announce it (``keywords``,
+case-insensitive). The :class:`Scanner` finds those literals with ``bytes.find``
+and runs the rule's regex only at each hit, so text without a hit costs one
+``find`` per literal; that keeps a pure-Python scan of megabytes of JSON
+cassettes fast. JSON files are scanned twice over: the raw text, and every
+decoded string (with its key as context, descending into strings that hold JSON,
+such as a tool call's ``arguments``), so a key escaped inside JSON inside JSON
+is found and reported with its JSON path and line.
+
+A :class:`Finding` never holds the secret: only a masked form and a stable
+fingerprint, which is also what ``[tool.cassette] secrets_allow`` lists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from cassette._errors import CassetteConfigError
+
+__all__ = [
+    "Finding",
+    "Scanner",
+    "SecretRule",
+    "default_rules",
+    "redact_text",
+    "rules_from_plugins",
+    "shannon_entropy",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class SecretRule:
+    """One kind of secret.
+
+    The regex is tried at every place where one of ``prefixes`` (case-sensitive)
+    or ``keywords`` (case-insensitive; write them in lower case and make the
+    regex accept any case for them) occurs: it must match *starting there* (or up
+    to ``lookbehind`` characters earlier) and within ``window`` characters. A
+    rule with neither prefixes nor keywords has its regex searched over the
+    whole text, which is slow. The secret is the first capturing group that
+    took part in the match, or the whole match. Regexes must be ASCII: they run
+    on UTF-8 bytes.
+
+    Example::
+
+        SecretRule(
+            id="acme-token",
+            description="Acme API token",
+            prefixes=("acme_",),
+            regex=re.compile(r"(?<![A-Za-z0-9_])acme_[A-Za-z0-9]{32}(?![A-Za-z0-9_])"),
+            entropy=3.0,
+        )
+    """
+
+    id: str
+    description: str
+    prefixes: tuple[str, ...]
+    regex: re.Pattern[str]
+    entropy: float | None = None
+    validate: Callable[[str], bool] | None = None
+    keywords: tuple[str, ...] = ()
+    window: int = 512
+    lookbehind: int = 0
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A secret found in a file; the secret itself is never kept.
+
+    ``path`` is the JSON path of the string holding it (``None`` for text
+    files); a string that holds JSON is descended into, so a key inside a tool
+    call's arguments reads ``...function.arguments.api_key``.
+    """
+
+    rule: str
+    file: str
+    line: int
+    path: str | None
+    masked: str
+    fingerprint: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding as a JSON-able dict.
+
+        Example::
+
+            json.dumps([f.to_json() for f in scanner.scan(data, "c.json")])
+        """
+        return {
+            "file": self.file,
+            "line": self.line,
+            "rule": self.rule,
+            "path": self.path,
+            "masked": self.masked,
+            "fingerprint": self.fingerprint,
+        }
+
+    def __str__(self) -> str:
+        where = f" at {self.path}" if self.path else ""
+        return f"{self.file}:{self.line}: {self.rule} {self.masked}{where} (fingerprint {self.fingerprint})"
+
+
+def shannon_entropy(text: str) -> float:
+    """Shannon entropy of ``text`` in bits per character.
+
+    Example::
+
+        shannon_entropy("aaaa") == 0.0
+    """
+    n = len(text)
+    if not n:
+        return 0.0
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
+
+
+def fingerprint(rule_id: str, secret: str) -> str:
+    """Stable id of one secret under one rule: first 16 hex of sha256(rule, secret)."""
+    return hashlib.sha256(f"{rule_id}\x00{secret}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def mask(rule: SecretRule, secret: str) -> str:
+    """Show the rule's literal prefix and the last 4 characters, never the whole secret.
+
+    Example::
+
+        mask(openai_rule, key) == "sk-proj-…Xy12"
+    """
+    head = ""
+    for p in rule.prefixes:
+        if len(p) > len(head) and secret.startswith(p):
+            head = p
+    head = head[:16]
+    tail = secret[-4:] if len(secret) - len(head) >= 12 else ""
+    return f"{head}…{tail}"
+
+
+def default_rules() -> list[SecretRule]:
+    """The built-in rules, without going through the plugin manager.
+
+    Example::
+
+        Scanner(default_rules()).scan(Path("c.json").read_bytes(), "c.json")
+    """
+    from cassette.plugins.secret_rules import RULES
+
+    return list(RULES)
+
+
+def rules_from_plugins(pm: Any) -> list[SecretRule]:
+    """Every rule returned by the ``cassette_secret_rules`` hook, in plugin order.
+
+    Example::
+
+        rules = rules_from_plugins(get_plugin_manager())
+    """
+    rules: list[SecretRule] = []
+    for batch in pm.hook.cassette_secret_rules():
+        for rule in batch or ():
+            if not isinstance(rule, SecretRule):
+                raise CassetteConfigError(
+                    f"a cassette_secret_rules hook returned {rule!r}; expected cassette.SecretRule "
+                    "objects. Fix the plugin that returns it."
+                )
+            rules.append(rule)
+    return rules
+
+
+# (rule index, start, end) of a secret in a byte string
+_Hit = tuple[int, int, int]
+# Literals are found through a shared anchor: one compiled regex per anchor,
+# the anchor followed by a branch per literal that checks the literal's bytes
+# around it with a look-behind and a look-ahead. The regex engine's literal
+# prefix search and those checks run in C, so Python sees only real
+# occurrences of a literal; one pass per anchor beats one pass per literal.
+_PREFIX_ANCHORS = (b"_", b"-", b"~", b"A", b"J")
+_KEYWORD_ANCHORS = (b"key", b"token", b"secret", b"pass")
+
+# (offset of the anchor in the literal, literal, rule indexes)
+_Entry = tuple[int, bytes, tuple[int, ...]]
+
+
+_Anchor = tuple[bytes, re.Pattern[bytes], list[_Entry]]
+
+
+def _anchors(literals: dict[bytes, list[int]], candidates: tuple[bytes, ...]) -> list[_Anchor]:
+    groups: dict[bytes, list[_Entry]] = {}
+    for lit, idxs in literals.items():
+        needle = next((a for a in candidates if a in lit), lit)
+        groups.setdefault(needle, []).append((lit.find(needle), lit, tuple(idxs)))
+    anchors = []
+    for needle, entries in groups.items():
+        branches = []
+        for offset, lit, _ in entries:
+            head, tail = lit[: offset + len(needle)], lit[offset + len(needle) :]
+            branch = b""
+            if offset:
+                branch += b"(?<=" + re.escape(head) + b")"
+            if tail:
+                branch += b"(?=" + re.escape(tail) + b")"
+            branches.append(branch)
+        pattern = re.escape(needle)
+        if all(branches):
+            pattern += b"(?:" + b"|".join(branches) + b")"
+        anchors.append((needle, re.compile(pattern), entries))
+    return anchors
+
+
+class _Engine:
+    """The compiled form of a rule list: anchor tables and bytes regexes."""
+
+    def __init__(self, rules: Sequence[SecretRule]) -> None:
+        self.rules = tuple(rules)
+        self.bregex: list[re.Pattern[bytes]] = []
+        prefixes: dict[bytes, list[int]] = {}
+        keywords: dict[bytes, list[int]] = {}
+        self.full: list[int] = []
+        for i, rule in enumerate(self.rules):
+            if not isinstance(rule, SecretRule):
+                raise CassetteConfigError(f"secret rule {rule!r} is not a cassette.SecretRule.")
+            try:
+                pattern = rule.regex.pattern.encode("ascii")
+                flags = rule.regex.flags & ~(re.UNICODE | re.ASCII)
+                self.bregex.append(re.compile(pattern, flags))
+            except (UnicodeEncodeError, re.error, TypeError, AttributeError) as exc:
+                raise CassetteConfigError(
+                    f"secret rule {rule.id!r}: its regex must be a compiled ASCII str pattern ({exc}). "
+                    "Rewrite the pattern with ASCII classes."
+                ) from exc
+            for p in rule.prefixes:
+                # "sk-proj-" needs no search of its own when the rule also has "sk-"
+                if p and not any(q != p and p.startswith(q) for q in rule.prefixes):
+                    prefixes.setdefault(p.encode(), []).append(i)
+            for k in rule.keywords:
+                if k:
+                    keywords.setdefault(k.lower().encode(), []).append(i)
+            if not rule.prefixes and not rule.keywords:
+                self.full.append(i)
+        self.prefixes = _anchors(prefixes, _PREFIX_ANCHORS)
+        self.keywords = _anchors(keywords, _KEYWORD_ANCHORS)
+
+    def hits(self, data: bytes, starts: list[int] | None = None) -> list[_Hit]:
+        """Secrets in ``data``, overlaps resolved in rule order.
+
+        With ``starts`` (segment offsets, segments separated by one byte), a
+        match never crosses from one segment into the next.
+        """
+        raw: set[_Hit] = set()
+        if self.prefixes:
+            self._scan_table(self.prefixes, data, data, starts, raw)
+        if self.keywords:
+            # bytes.lower() is ASCII-only, so offsets stay put
+            self._scan_table(self.keywords, data.lower(), data, starts, raw)
+        for i in self.full:
+            for m in self.bregex[i].finditer(data):
+                s0, e0 = _secret_span(m)
+                if starts is not None:
+                    seg = bisect_right(starts, s0) - 1
+                    if seg + 1 < len(starts) and e0 >= starts[seg + 1]:
+                        continue
+                if self._keep(i, data[s0:e0]):
+                    raw.add((i, s0, e0))
+        return _resolve(raw)
+
+    def _scan_table(
+        self,
+        anchors: list[_Anchor],
+        hay: bytes,
+        data: bytes,
+        starts: list[int] | None,
+        raw: set[_Hit],
+    ) -> None:
+        n = len(data)
+        nstarts = len(starts) if starts is not None else 0
+        try_at = self._try_at
+        startswith = hay.startswith
+        for needle, anchor, entries in anchors:
+            if needle not in hay:  # stops at the first occurrence: cheap, and spares a regex pass
+                continue
+            for m in anchor.finditer(hay):
+                q = m.start()
+                for offset, lit, idxs in entries:
+                    p = q - offset
+                    if p < 0 or not startswith(lit, p):
+                        continue
+                    if starts is None:
+                        lo, hi = 0, n
+                    else:
+                        seg = bisect_right(starts, p) - 1
+                        lo = starts[seg]
+                        hi = starts[seg + 1] - 1 if seg + 1 < nstarts else n
+                    for i in idxs:
+                        hit = try_at(i, data, p, lo, hi)
+                        if hit is not None:
+                            raw.add(hit)
+
+    def _try_at(self, i: int, data: bytes, p: int, lo: int, hi: int) -> _Hit | None:
+        rule = self.rules[i]
+        end = min(p + rule.window, hi)
+        if rule.lookbehind:
+            m = self.bregex[i].search(data, max(p - rule.lookbehind, lo), end)
+            if m is None or m.start() > p:
+                return None
+        else:
+            m = self.bregex[i].match(data, p, end)
+            if m is None:
+                return None
+        s, e = _secret_span(m)
+        if e <= s or not self._keep(i, data[s:e]):
+            return None
+        return (i, s, e)
+
+    def _keep(self, i: int, secret: bytes) -> bool:
+        rule = self.rules[i]
+        if rule.entropy is None and rule.validate is None:
+            return True
+        text = secret.decode("utf-8", "replace")
+        if rule.entropy is not None and shannon_entropy(text) < rule.entropy:
+            return False
+        return rule.validate is None or bool(rule.validate(text))
+
+
+def _secret_span(m: re.Match[bytes]) -> tuple[int, int]:
+    for g in range(1, (m.re.groups or 0) + 1):
+        s = m.start(g)
+        if s >= 0:
+            return s, m.end(g)
+    return m.span()
+
+
+def _resolve(raw: set[_Hit]) -> list[_Hit]:
+    """Keep one finding per place: an earlier (more specific) rule wins an overlap."""
+    if len(raw) <= 1:
+        return list(raw)
+    kept: list[_Hit] = []
+    for hit in sorted(raw):
+        _, s, e = hit
+        if all(e <= ks or s >= ke for _, ks, ke in kept):
+            kept.append(hit)
+    kept.sort(key=lambda h: (h[1], h[0]))
+    return kept
+
+
+_ENGINES: dict[tuple[int, ...], tuple[tuple[SecretRule, ...], _Engine]] = {}
+
+
+def _engine_for(rules: Sequence[SecretRule] | Scanner) -> _Engine:
+    if isinstance(rules, Scanner):
+        return rules._engine
+    last = _LAST[0]
+    if (
+        last is not None
+        and last[0] is rules
+        and len(rules) == len(last[1].rules)
+        and (not rules or (rules[0] is last[1].rules[0] and rules[-1] is last[1].rules[-1]))
+    ):
+        return last[1]  # the redactor passes the same list for every string
+    engine = _compiled(rules)
+    _LAST[0] = (rules, engine)
+    return engine
+
+
+_LAST: list[tuple[Sequence[SecretRule], _Engine] | None] = [None]
+
+
+def _compiled(rules: Sequence[SecretRule]) -> _Engine:
+    key = tuple(map(id, rules))
+    cached = _ENGINES.get(key)
+    if cached is not None:
+        return cached[1]
+    engine = _Engine(rules)
+    if len(_ENGINES) > 64:
+        _ENGINES.clear()
+    _ENGINES[key] = (engine.rules, engine)  # holding the rules keeps their ids unique
+    return engine
+
+
+def redact_text(text: str, rules: Sequence[SecretRule] | Scanner) -> str:
+    """Replace every detected secret in ``text`` by ``<redacted:RULE_ID>``.
+
+    Ids, UUIDs, hashes and e-mail addresses are left alone; text without a
+    secret is returned as is (the same object).
+
+    Example::
+
+        redact_text("Authorization: Bearer " + key, default_rules())
+        # 'Authorization: Bearer <redacted:openai-api-key>'
+    """
+    engine = _engine_for(rules)
+    data = text.encode("utf-8", "surrogatepass")
+    hits = engine.hits(data)
+    if not hits:
+        return text
+    out: list[bytes] = []
+    pos = 0
+    for i, s, e in hits:
+        out.append(data[pos:s])
+        out.append(f"<redacted:{engine.rules[i].id}>".encode())
+        pos = e
+    out.append(data[pos:])
+    return b"".join(out).decode("utf-8", "surrogatepass")
+
+
+# A stored finding without its file: (rule id, line, path, masked, fingerprint)
+_Row = tuple[str, int, str | None, str, str]
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*\Z")
+_CACHE_LIMIT = 100_000
+
+
+class Scanner:
+    """Finds secrets in files with a fixed list of rules and an allow-list of fingerprints.
+
+    Results can be cached by a caller-supplied content id (a git blob id), so a
+    blob shared by many cassettes or commits is scanned once.
+
+    Example::
+
+        scanner = Scanner(default_rules(), allowlist=config.secrets_allow)
+        for finding in scanner.scan(blob_bytes, "tests/cassettes/triage.json", content_id=blob_sha):
+            print(finding)
+    """
+
+    def __init__(self, rules: Iterable[SecretRule], allowlist: Iterable[str] = frozenset()) -> None:
+        self._engine = _Engine(list(rules))
+        self.allowlist = frozenset(allowlist)
+        self._cache: dict[str, list[_Row]] = {}
+
+    @property
+    def rules(self) -> tuple[SecretRule, ...]:
+        return self._engine.rules
+
+    def scan(
+        self,
+        data: bytes | str,
+        file: str = "<text>",
+        *,
+        content_id: str | None = None,
+        as_json: bool | None = None,
+    ) -> list[Finding]:
+        """Findings in one file's content, sorted by line, allow-listed ones dropped.
+
+        ``as_json=None`` treats content that parses as JSON (an object or a
+        list) as JSON and anything else as text; binary content (a NUL byte in
+        the first 8 KiB) has no findings.
+
+        Example::
+
+            scanner.scan(b'{"key": "..."}', "c.json")
+        """
+        rows = self._cache.get(content_id) if content_id is not None else None
+        if rows is None:
+            raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+            rows = self._scan_bytes(raw, as_json)
+            if content_id is not None:
+                if len(self._cache) >= _CACHE_LIMIT:
+                    self._cache.clear()
+                self._cache[content_id] = rows
+        return [
+            Finding(rule=r, file=file, line=line, path=path, masked=masked, fingerprint=fp)
+            for r, line, path, masked, fp in rows
+            if fp not in self.allowlist
+        ]
+
+    def scan_file(self, path: str | os.PathLike[str], *, display: str | None = None) -> list[Finding]:
+        """Read and scan one file; findings name it as ``display`` (default: the path).
+
+        Example::
+
+            scanner.scan_file("tests/cassettes/triage.json")
+        """
+        return self.scan(Path(path).read_bytes(), display if display is not None else os.fspath(path))
+
+    def redact(self, text: str) -> str:
+        """:func:`redact_text` with this scanner's rules."""
+        return redact_text(text, self)
+
+    # -- internals -----------------------------------------------------------
+
+    def _scan_bytes(self, raw: bytes, as_json: bool | None) -> list[_Row]:
+        if b"\x00" in raw[:8192]:
+            return []
+        engine = self._engine
+        raw_hits = engine.hits(raw)
+        if not raw_hits:
+            # Every literal of a decoded string is in the raw text too, so no raw
+            # hit means nothing to decode.
+            return []
+        lines = _LineIndex(raw)
+        raw_rows = [self._row(i, raw[s:e], lines.line(s), None) for i, s, e in raw_hits]
+        doc = None
+        if as_json is not False and raw.lstrip()[:1] in (b"{", b"["):
+            try:
+                doc = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                doc = None
+        if not isinstance(doc, dict | list):
+            return raw_rows
+        try:
+            rows = self._scan_decoded(doc, raw, lines)
+        except RecursionError:
+            return raw_rows
+        seen = {(r[0], r[1], r[3]) for r in rows}
+        rows.extend(r for r in raw_rows if (r[0], r[1], r[3]) not in seen)
+        rows.sort(key=lambda r: (r[1], r[2] or ""))
+        return rows
+
+    def _scan_decoded(self, doc: dict[str, Any] | list[Any], raw: bytes, lines: _LineIndex) -> list[_Row]:
+        texts: list[str] = []
+        paths: list[tuple[str | int, ...]] = []
+        _collect(doc, (), None, texts, paths)
+        if not texts:
+            return []
+        joined = "\n".join(texts)
+        data = joined.encode("utf-8", "surrogatepass")
+        if joined.isascii():
+            sizes: Iterable[int] = (len(t) + 1 for t in texts)
+        else:
+            sizes = (len(t.encode("utf-8", "surrogatepass")) + 1 for t in texts)
+        starts = [0, *accumulate(sizes)][:-1]
+        rows: list[_Row] = []
+        after: dict[bytes, int] = {}
+        for i, s, e in self._engine.hits(data, starts):
+            secret = data[s:e]
+            seg = bisect_right(starts, s) - 1
+            offset = _locate(raw, secret, after.get(secret, 0))
+            if offset >= 0:
+                after[secret] = offset + 1
+            line = lines.line(offset) if offset >= 0 else 1
+            rows.append(self._row(i, secret, line, _format_path(paths[seg])))
+        return rows
+
+    def _row(self, i: int, secret: bytes, line: int, path: str | None) -> _Row:
+        rule = self._engine.rules[i]
+        text = secret.decode("utf-8", "replace")
+        return (rule.id, line, path, mask(rule, text), fingerprint(rule.id, text))
+
+
+class _LineIndex:
+    """Byte offset to 1-based line number, computed once per file when needed."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._newlines: list[int] | None = None
+
+    def line(self, offset: int) -> int:
+        if self._newlines is None:
+            nl = [m.start() for m in re.finditer(b"\n", self._data)]
+            self._newlines = nl
+        return bisect_right(self._newlines, offset - 1) + 1
+
+
+def _locate(raw: bytes, secret: bytes, start: int) -> int:
+    """Where a decoded secret sits in the raw file: as is, or JSON-escaped once or twice."""
+    forms = [secret]
+    text = secret.decode("utf-8", "replace")
+    once = orjson.dumps(text)[1:-1]
+    if once != secret:
+        forms.append(once)
+        forms.append(orjson.dumps(once.decode())[1:-1])
+    for begin in (start, 0):
+        for form in forms:
+            p = raw.find(form, begin)
+            if p >= 0:
+                return p
+    return raw.find(secret[-8:]) if len(secret) > 8 else -1
+
+
+def _collect(
+    node: dict[str, Any] | list[Any],
+    path: tuple[str | int, ...],
+    key: str | None,
+    texts: list[str],
+    paths: list[tuple[str | int, ...]],
+) -> None:
+    """Every string under ``node`` in document order, each with its key as context."""
+    items: Iterable[tuple[str | int, Any]] = node.items() if isinstance(node, dict) else enumerate(node)
+    for k, v in items:
+        t = type(v)
+        if t is str:
+            ctx = k if isinstance(k, str) else key
+            sub = (*path, k)
+            if len(v) > 1 and v[0] in "{[" and v[-1] in "}]":
+                try:
+                    inner = orjson.loads(v)
+                except orjson.JSONDecodeError:
+                    inner = None
+                if isinstance(inner, dict | list):
+                    _collect(inner, sub, ctx, texts, paths)
+                    continue
+            texts.append(f'"{ctx}": "{v}"' if ctx is not None else v)
+            paths.append(sub)
+        elif t is dict or t is list:
+            _collect(v, (*path, k), k if isinstance(k, str) else key, texts, paths)
+
+
+def _format_path(parts: tuple[str | int, ...]) -> str:
+    out: list[str] = []
+    for p in parts:
+        if isinstance(p, int):
+            out.append(f"[{p}]")
+        elif _IDENT.match(p):
+            out.append(f".{p}" if out else p)
+        else:
+            out.append(f"[{orjson.dumps(p).decode()}]")
+    return "".join(out)

@@ -1,0 +1,392 @@
+"""Built-in secret rules: the keys an LLM application holds, plus generic shapes.
+
+Formats follow the providers' published key shapes and gitleaks' rule set.
+Rules are ordered most specific first: when two rules match the same text, the
+earlier one reports it (a ``Bearer sk-proj-...`` header is an OpenAI key, not a
+bearer token). Every regex refuses to start or end inside a longer token or a
+base64 run, so ids, hashes and embeddings are not findings.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cassette._secrets import SecretRule
+from cassette.hookspecs import hookimpl
+
+# Not inside a longer token or a base64 run; an escaped \n, \t or \r just before is a boundary.
+_L = r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9_+/-]))"
+_R = r"(?![A-Za-z0-9_+/-])"
+# Between a key and its value: quotes (escaped or not), an operator, a YAML list dash.
+_SEP = r"""[\\"'`]{0,8}\s{0,4}(?:=>|:=|[:=])[\s\\"'`\[-]{0,16}"""
+# A generic secret value: printable ASCII, no quotes, brackets, commas or spaces.
+_VALUE = r"[A-Za-z0-9!#$%&*+\-./:=?@^_|~]"
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+_HEX = re.compile(r"[0-9a-fA-F]+\Z")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}\Z")
+_PLACEHOLDERS = (
+    "redacted",
+    "example",
+    "placeholder",
+    "dummy",
+    "changeme",
+    "change_me",
+    "your_",
+    "your-",
+    "yourkey",
+    "xxxx",
+    "****",
+    "....",
+    "sk-test",
+    "fake",
+    "<",
+    "${",
+    "{{",
+)
+# Ids that LLM APIs put in responses; they are not secrets.
+_ID_PREFIXES = (
+    "chatcmpl-",
+    "cmpl-",
+    "msg_",
+    "msg-",
+    "call_",
+    "resp_",
+    "rs_",
+    "fc_",
+    "toolu_",
+    "srvtoolu_",
+    "run_",
+    "thread_",
+    "asst_",
+    "file-",
+    "file_",
+    "batch_",
+    "req_",
+    "gen-",
+    "org-",
+    "proj_",
+    "evt_",
+    "ft-",
+    "ftjob-",
+    "vs_",
+    "step_",
+    "compl_",
+)
+
+
+def _mixed(s: str) -> bool:
+    """Upper case, lower case and a digit: what real random keys have and dummies lack."""
+    return any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
+
+
+def _placeholder(s: str) -> bool:
+    low = s.lower()
+    return any(p in low for p in _PLACEHOLDERS)
+
+
+def _not_placeholder(s: str) -> bool:
+    return not _placeholder(s)
+
+
+def _openai(s: str) -> bool:
+    return "T3BlbkFJ" in s or (_mixed(s) and not _placeholder(s))
+
+
+def _aws_id(s: str) -> bool:
+    return not s.endswith("EXAMPLE")
+
+
+def _aws_secret(s: str) -> bool:
+    return "EXAMPLE" not in s and any(c.isupper() for c in s) and any(c.islower() for c in s)
+
+
+def _slack_token(s: str) -> bool:
+    return re.search(r"\d{6,}", s) is not None and not _placeholder(s)
+
+
+def _case_mixed(s: str) -> bool:
+    return any(c.isupper() for c in s) and any(c.islower() for c in s)
+
+
+def _opaque_token(s: str) -> bool:
+    """A bearer/generic value that is not an id, UUID, digest, e-mail, URL, path or placeholder."""
+    if _placeholder(s) or s.startswith(_ID_PREFIXES) or _UUID.match(s) or _EMAIL.match(s):
+        return False
+    if "://" in s or s.startswith(("/", "./", "../", "~/")):
+        return False
+    if _HEX.match(s) and len(s) in (40, 64, 128):  # sha1 / sha256 / sha512 digests
+        return False
+    has_alpha = any(c.isalpha() for c in s)
+    has_digit = any(c.isdigit() for c in s)
+    return has_alpha and (has_digit or _case_mixed(s))
+
+
+def _rule(
+    id: str,
+    description: str,
+    pattern: str,
+    prefixes: tuple[str, ...] = (),
+    keywords: tuple[str, ...] = (),
+    **kw: object,
+) -> SecretRule:
+    return SecretRule(
+        id=id,
+        description=description,
+        prefixes=prefixes,
+        keywords=keywords,
+        regex=re.compile(pattern),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+RULES: list[SecretRule] = [
+    _rule(
+        "anthropic-api-key",
+        "Anthropic API key (sk-ant-api03-…AA)",
+        _L + r"(sk-ant-api03-[A-Za-z0-9_-]{93}AA)" + _R,
+        prefixes=("sk-ant-api03-",),
+    ),
+    _rule(
+        "anthropic-admin-key",
+        "Anthropic Admin API key (sk-ant-admin01-…AA)",
+        _L + r"(sk-ant-admin01-[A-Za-z0-9_-]{93}AA)" + _R,
+        prefixes=("sk-ant-admin01-",),
+    ),
+    _rule(
+        "anthropic-oauth-token",
+        "Anthropic OAuth access or refresh token (sk-ant-oat01-, sk-ant-ort01-)",
+        _L + r"(sk-ant-o[ar]t01-[A-Za-z0-9_-]{40,300})" + _R,
+        prefixes=("sk-ant-oat01-", "sk-ant-ort01-"),
+        entropy=3.5,
+    ),
+    _rule(
+        "openrouter-api-key",
+        "OpenRouter API key (sk-or-v1-)",
+        _L + r"(sk-or-v1-[a-f0-9]{64})" + _R,
+        prefixes=("sk-or-v1-",),
+    ),
+    _rule(
+        "openai-api-key",
+        "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, legacy sk-…T3BlbkFJ…)",
+        _L
+        + r"(sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,250}"
+        + r"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}))"
+        + _R,
+        prefixes=("sk-", "sk-proj-", "sk-svcacct-", "sk-admin-"),
+        entropy=3.5,
+        validate=_openai,
+    ),
+    _rule(
+        "google-api-key",
+        "Google / Gemini API key (AIza + 35)",
+        _L + r"(AIza[0-9A-Za-z_-]{35})" + _R,
+        prefixes=("AIza",),
+        entropy=3.0,
+    ),
+    _rule(
+        "aws-access-key-id",
+        "AWS access key id (AKIA / ASIA + 16)",
+        _L + r"((?:AKIA|ASIA)[A-Z2-7]{16})" + _R,
+        prefixes=("AKIA", "ASIA"),
+        entropy=3.0,
+        validate=_aws_id,
+    ),
+    _rule(
+        "aws-secret-access-key",
+        "AWS secret access key (40 characters next to its name or to an access key id)",
+        r"(?:(?i:(?:aws_?)?secret_?access_?key|secret-access-key|aws_secret(?:_key)?)[\w.-]{0,10}"
+        + _SEP
+        + r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        + r"|(?:AKIA|ASIA)[A-Z2-7]{16}[^A-Za-z0-9/+=][\s\S]{0,200}?(?<![A-Za-z0-9/+])"
+        + r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=]))",
+        prefixes=("AKIA", "ASIA"),
+        keywords=("secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret"),
+        entropy=3.5,
+        validate=_aws_secret,
+    ),
+    _rule(
+        "aws-session-token",
+        "AWS session token (STS)",
+        r"(?:(?i:(?:aws_?)?session_?token|security[_-]?token)[\w.-]{0,10}"
+        + _SEP
+        + r"([A-Za-z0-9/+=]{100,2000}))(?![A-Za-z0-9/+=])",
+        keywords=("session_token", "sessiontoken", "security_token", "security-token"),
+        entropy=4.0,
+        window=2600,
+    ),
+    _rule(
+        "azure-ad-client-secret",
+        "Microsoft Entra ID (Azure AD) client secret (xxx8Q~…)",
+        r"(?<![A-Za-z0-9_~.])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])",
+        prefixes=("Q~",),
+        entropy=3.0,
+        lookbehind=4,
+    ),
+    _rule(
+        "github-token",
+        "GitHub token (ghp_, gho_, ghs_, ghu_, ghr_ + 36)",
+        _L + r"(gh[pousr]_[A-Za-z0-9]{36})" + _R,
+        prefixes=("ghp_", "gho_", "ghs_", "ghu_", "ghr_"),
+        entropy=3.0,
+    ),
+    _rule(
+        "github-fine-grained-pat",
+        "GitHub fine-grained personal access token (github_pat_ + 82)",
+        _L + r"(github_pat_[A-Za-z0-9_]{82})" + _R,
+        prefixes=("github_pat_",),
+        entropy=3.0,
+    ),
+    _rule(
+        "slack-token",
+        "Slack token (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-)",
+        _L + r"(xox[bpoas]-[0-9A-Za-z-]{10,250})" + _R,
+        prefixes=("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-"),
+        entropy=3.0,
+        validate=_slack_token,
+    ),
+    _rule(
+        "slack-webhook-url",
+        "Slack incoming webhook URL",
+        r"(hooks\.slack\.com\\?/(?:services\\?/T[A-Z0-9]{6,}\\?/B[A-Z0-9]{6,}\\?/[A-Za-z0-9]{16,}"
+        r"|(?:workflows|triggers)\\?/[A-Za-z0-9+_/\\-]{20,}))",
+        prefixes=("hooks.slack.com",),
+    ),
+    _rule(
+        "stripe-live-key",
+        "Stripe live secret or restricted key (sk_live_, rk_live_)",
+        _L + r"([sr]k_live_[A-Za-z0-9]{20,247})" + _R,
+        prefixes=("sk_live_", "rk_live_"),
+        entropy=3.0,
+    ),
+    _rule(
+        "huggingface-token",
+        "Hugging Face access token (hf_ + 34)",
+        _L + r"(hf_[A-Za-z]{34})" + _R,
+        prefixes=("hf_",),
+        entropy=3.0,
+        validate=_case_mixed,
+    ),
+    _rule(
+        "groq-api-key",
+        "Groq API key (gsk_)",
+        _L + r"(gsk_[A-Za-z0-9]{48,52})" + _R,
+        prefixes=("gsk_",),
+        entropy=3.5,
+    ),
+    _rule(
+        "xai-api-key",
+        "xAI API key (xai-)",
+        _L + r"(xai-[A-Za-z0-9]{70,90})" + _R,
+        prefixes=("xai-",),
+        entropy=3.5,
+    ),
+    _rule(
+        "replicate-api-token",
+        "Replicate API token (r8_)",
+        _L + r"(r8_[A-Za-z0-9]{37})" + _R,
+        prefixes=("r8_",),
+        entropy=3.0,
+        validate=_case_mixed,
+    ),
+    _rule(
+        "langsmith-api-key",
+        "LangSmith API key (lsv2_pt_, lsv2_sk_)",
+        _L + r"(lsv2_(?:pt|sk)_[a-z0-9]{32}_[a-z0-9]{10})" + _R,
+        prefixes=("lsv2_pt_", "lsv2_sk_"),
+        entropy=3.0,
+    ),
+    _rule(
+        "perplexity-api-key",
+        "Perplexity API key (pplx-)",
+        _L + r"(pplx-[A-Za-z0-9]{40,60})" + _R,
+        prefixes=("pplx-",),
+        entropy=3.5,
+    ),
+    _rule(
+        "private-key",
+        "Private key block (-----BEGIN … PRIVATE KEY-----)",
+        r"(-----BEGIN[A-Z0-9 _-]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]{32,20000}?"
+        r"-----END[A-Z0-9 _-]{0,40}PRIVATE KEY(?: BLOCK)?-----)",
+        prefixes=("-----BEGIN",),
+        window=22000,
+    ),
+    _rule(
+        "jwt",
+        "JSON Web Token (eyJ….eyJ….signature)",
+        _L + r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})" + _R,
+        prefixes=("eyJ",),
+        window=8192,
+    ),
+    _rule(
+        "cohere-api-key",
+        "Cohere API key (40 characters under a COHERE_API_KEY / CO_API_KEY name)",
+        r"(?i:(?:cohere[\w.-]{0,30}?|co_api_)key)[\w.-]{0,10}" + _SEP + r"([A-Za-z0-9]{40})(?![A-Za-z0-9])",
+        keywords=("key",),
+        lookbehind=40,
+        entropy=3.5,
+        validate=_mixed,
+    ),
+    _rule(
+        "deepseek-api-key",
+        "DeepSeek API key (sk- + 32 hex under a DEEPSEEK_API_KEY name)",
+        r"(?i:deepseek[\w.-]{0,30}?key)[\w.-]{0,10}" + _SEP + r"(sk-[a-f0-9]{32})(?![A-Za-z0-9])",
+        keywords=("key",),
+        lookbehind=40,
+        entropy=3.0,
+    ),
+    _rule(
+        "azure-openai-key",
+        "Azure OpenAI / Azure AI services key (32 hex under an api-key or AZURE_*_KEY name)",
+        r"(?i:azure[\w.-]{0,40}?key|api-key|ocp-apim-subscription-key)[\w.-]{0,10}"
+        + _SEP
+        + r"([a-fA-F0-9]{32})(?![A-Za-z0-9])",
+        keywords=("key",),
+        lookbehind=50,
+        entropy=3.0,
+    ),
+    _rule(
+        "bearer-token",
+        "Bearer token (Authorization: Bearer …)",
+        r"(?i:bearer)[ \t]+([A-Za-z0-9._~+/-]{16,4096}=*)(?![A-Za-z0-9._~+/=-])",
+        keywords=("bearer",),
+        entropy=3.0,
+        validate=_opaque_token,
+        window=4200,
+    ),
+    _rule(
+        "generic-secret",
+        "Value of a field named like a key, secret, token or password",
+        r"(?i:api[_-]?key|secret|token|passw(?:or)?d|passphrase|access[_-]?key|auth[_-]?key)"
+        + r"[\w.-]{0,24}"
+        + _SEP
+        + "("
+        + _VALUE
+        + "{12,500})(?!"
+        + _VALUE
+        + ")",
+        keywords=(
+            "api_key",
+            "api-key",
+            "apikey",
+            "secret",
+            "token",
+            "password",
+            "passwd",
+            "access_key",
+            "access-key",
+            "accesskey",
+            "auth_key",
+            "auth-key",
+            "authkey",
+        ),
+        entropy=3.5,
+        validate=_opaque_token,
+    ),
+]
+
+
+@hookimpl
+def cassette_secret_rules() -> list[SecretRule]:
+    """The built-in rules (see the module docstring)."""
+    return list(RULES)

@@ -75,7 +75,7 @@ class PromoteReport:
 
     def __str__(self) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.kinds.items())) or "nothing"
-        lines = [f"{self.trace} run {self.run} -> {self.target}: {self.interactions} interactions ({kinds})"]
+        lines = [f"{self.trace} run {self.run} -> {self.target}: {_count(self.interactions)} ({kinds})"]
         if self.test is not None:
             lines.append(f"pytest skeleton: {self.test}")
         if self.bad_lines:
@@ -269,6 +269,10 @@ def _calls(n: int) -> str:
     return f"{n} call" if n == 1 else f"{n} calls"
 
 
+def _count(n: int) -> str:
+    return f"{n} interaction" if n == 1 else f"{n} interactions"
+
+
 def _describe_runs(runs: list[RunInfo]) -> str:
     shown = [f"  {r.run}: {_calls(r.calls)}, lines {r.first_line}-{r.last_line}" for r in runs[-10:]]
     more = f"  ... and {len(runs) - 10} earlier runs\n" if len(runs) > 10 else ""
@@ -408,6 +412,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any
 
 import cassette
 
@@ -455,26 +460,29 @@ def reissue_recorded_calls(path: Path) -> list[object]:
     (its key was computed before redaction): that is where your agent must take over.
     """
     recorded = cassette.load_cassette(path)
-    http = cassette.http_client()
     results: list[object] = []
-    for interaction in recorded.interactions:
-        request = recorded.hydrate(interaction.request)
-        if interaction.kind == "tool":
-            results.append(_call_tool(request["name"], request["arguments"]))
-        elif interaction.kind == "llm":
-            body = {{k: v for k, v in request.items() if k not in ("kind", "provider", "endpoint")}}
-            url = _LLM_URLS[(request["provider"], request["endpoint"])]
-            results.append(http.post(url, json=body).text)
-        elif "sha256" in request:
-            raise NotImplementedError(f"call #{{interaction.seq}} had a binary body: your agent must send it")
-        else:
-            params = [tuple(p) for p in request.get("query", [])]
-            content = request["text"].encode() if "text" in request else None
-            response = http.request(
-                request["method"], request["url"], params=params, json=request.get("json"), content=content
-            )
-            results.append(response.text)
+    with cassette.http_client() as http:
+        for interaction in recorded.interactions:
+            request = recorded.hydrate(interaction.request)
+            results.append(_reissue(http, interaction.seq, interaction.kind, request))
     return results
+
+
+def _reissue(http: Any, seq: int, kind: str, request: dict[str, Any]) -> object:
+    if kind == "tool":
+        return _call_tool(request["name"], request["arguments"])
+    if kind == "llm":
+        body = {{k: v for k, v in request.items() if k not in ("kind", "provider", "endpoint")}}
+        url = _LLM_URLS[(request["provider"], request["endpoint"])]
+        return http.post(url, json=body).text
+    if "sha256" in request:
+        raise NotImplementedError(f"call #{{seq}} had a binary body: your agent must send it")
+    params = [tuple(p) for p in request.get("query", [])]
+    content = request["text"].encode() if "text" in request else None
+    response = http.request(
+        request["method"], request["url"], params=params, json=request.get("json"), content=content
+    )
+    return response.text
 
 
 def _call_tool(name: str, arguments: dict[str, object]) -> object:
@@ -522,7 +530,7 @@ def _call_line(inter: Interaction, request: dict[str, Any]) -> str:
     if inter.kind == "tool":
         arguments = request.get("arguments")
         args = (
-            ", ".join(f"{k}={_short(v, 30)}" for k, v in arguments.items())
+            ", ".join(f"{k}={_short(repr(v), 30)}" for k, v in arguments.items())
             if isinstance(arguments, dict)
             else ""
         )

@@ -59,9 +59,8 @@ class ImportReport:
 
     def __str__(self) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.kinds.items())) or "nothing"
-        lines = [
-            f"{self.source} ({self.format}) -> {self.target}: {self.interactions} interactions ({kinds})"
-        ]
+        count = f"{self.interactions} interaction{'' if self.interactions == 1 else 's'}"
+        lines = [f"{self.source} ({self.format}) -> {self.target}: {count} ({kinds})"]
         if self.skipped:
             lines.append(f"not converted ({len(self.skipped)}):")
             lines.extend(f"  {where}: {message}" for where, message in self.skipped)

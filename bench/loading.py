@@ -1,0 +1,175 @@
+"""Workload 2: opening a cassette for replay (read, parse, index) at 1,000 and 10,000 interactions.
+
+Ours is ``Session(path, mode="replay").start()``: read the manifest, parse it,
+build the per-key index. Each peer is timed through the same door a test goes
+through (entering its replay context); closing is not timed.
+"""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench import _synth
+from bench._harness import (
+    NOT_INSTALLED,
+    BenchConfig,
+    Row,
+    Section,
+    Target,
+    label,
+    median,
+    peer,
+    profile_text,
+    timed,
+    tree_bytes,
+)
+from bench.replay import VCR_MATCH_ON
+
+SLOW_MS = 5000.0
+Opener = Callable[[], Callable[[], Any]]  # opens the cassette, returns what closes it
+
+
+def _ours(path: Path, store: Path) -> Opener:
+    def open_() -> Callable[[], Any]:
+        from cassette import Session
+
+        session = Session(path, mode="replay", store=store, check_order="off", unused="off")
+        session.start()
+        return session.finish
+
+    return open_
+
+
+def _context(make: Callable[[], Any]) -> Opener:
+    def open_() -> Callable[[], Any]:
+        cm = make()
+        cm.__enter__()
+        return lambda: cm.__exit__(None, None, None)
+
+    return open_
+
+
+def _cendor(path: Path) -> Opener:
+    from cendor import cassette as cendor_cassette
+
+    return _context(lambda: cendor_cassette.using(str(path), mode="replay"))
+
+
+def _vcrpy(path: Path) -> Opener:
+    import vcr
+
+    return _context(lambda: vcr.VCR(record_mode="none", match_on=VCR_MATCH_ON).use_cassette(str(path)))
+
+
+def _cassetter(path: Path) -> Opener:
+    import cassetter
+
+    return _context(lambda: cassetter.use_cassette(path, record_mode="none"))
+
+
+def why(exc: BaseException) -> str:
+    """A short reason for a failure, keeping the part that names the cause."""
+    text = " ".join(str(exc).split())
+    for marker in ("budget breached", "No such file", "Errno"):
+        if marker in text:
+            text = text[text.index(marker) :]
+            break
+    return f"failed: {type(exc).__name__}: {text[:140]}"
+
+
+def time_open(opener: Opener) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with timed() as t:
+            close = opener()
+        close()
+    return t.cpu * 1000
+
+
+def run(cfg: BenchConfig) -> Section:
+    section = Section("load", "2. Open a cassette for replay: read + parse + index")
+    sizes = cfg.size([1000, 10000], [20, 60])
+    have = {
+        "cendor": peer("cendor.cassette") is not None,
+        "vcrpy": peer("vcr") is not None,
+        "cassetter": peer("cassetter") is not None,
+    }
+    names = {"cendor": label("cendor-cassette"), "vcrpy": label("vcrpy"), "cassetter": label("cassetter")}
+    for size in sizes:
+        work = cfg.scratch(f"load-{size}")
+        items = list(_synth.calls(size))
+        openers: dict[str, Opener] = {}
+        files: dict[str, int] = {}
+        failed: dict[str, str] = {}
+        with timed() as gen:
+            store = work / ".blobs"
+            _synth.write_ours(work / "ours.json", store, items)
+            openers["ours"] = _ours(work / "ours.json", store)
+            files["ours"] = tree_bytes(work / "ours.json", store)
+            for key, write, opener, name in (
+                ("cendor", _synth.write_cendor, _cendor, "cendor.json"),
+                ("vcrpy", _synth.write_vcrpy, _vcrpy, "vcrpy.yaml"),
+                ("cassetter", _synth.write_cassetter, _cassetter, "cassetter.yaml"),
+            ):
+                if not have[key]:
+                    continue
+                try:
+                    write(work / name, items)
+                    openers[key] = opener(work / name)
+                    files[key] = tree_bytes(work / name)
+                except Exception as exc:
+                    failed[key] = why(exc)
+        rounds = cfg.size(cfg.rounds if size <= 1000 else 3, 1)
+        times: dict[str, list[float]] = {k: [] for k in openers}
+        keys = list(openers)
+        for r in range(rounds):
+            for key in keys[r % len(keys) :] + keys[: r % len(keys)]:
+                if key in failed or (times[key] and times[key][0] > SLOW_MS):
+                    continue  # one round of a peer that takes seconds per open is enough
+                try:
+                    times[key].append(time_open(openers[key]))
+                except Exception as exc:
+                    failed[key] = why(exc)
+        med = {k: median(v) for k, v in times.items() if v}
+        section.lines.append(
+            f"{size:,} interactions (cassettes written in {gen.wall:.1f} s): "
+            + ", ".join(
+                f"{'ours' if k == 'ours' else names[k]} {med[k]:.1f} ms CPU for {files[k] / 1e6:.2f} MB"
+                for k in med
+            )
+            + f"; median of {rounds} (one round for a tool over {SLOW_MS / 1000:.0f} s per open)"
+        )
+        for key, target in (("cendor", Target("<=", 0.2)), ("vcrpy", Target("<=", 0.5)), ("cassetter", None)):
+            status = NOT_INSTALLED if not have[key] else failed.get(key, "")
+            section.rows.append(
+                Row(
+                    f"open + index, {size:,} interactions",
+                    "ms",
+                    med.get("ours"),
+                    names[key],
+                    med.get(key),
+                    status,
+                    target,
+                )
+            )
+        if not cfg.quick and "ours" in openers:
+            paused = []
+            for _ in range(rounds):
+                gc.disable()
+                try:
+                    paused.append(time_open(openers["ours"]))
+                finally:
+                    gc.enable()
+            section.lines.append(
+                f"{size:,} interactions: ours with the garbage collector paused during the load: "
+                f"{median(paused):.1f} ms CPU (what pausing it inside load_cassette would give)"
+            )
+        if cfg.profile and size == sizes[-1] and "ours" in openers:
+            section.profile += f"our open + index, {size:,} interactions:\n"
+            section.profile += profile_text(lambda o=openers["ours"]: o()())  # type: ignore[misc]
+            section.profile += "\n\n"
+    return section

@@ -1,0 +1,373 @@
+"""Workload 1: what one replayed LLM call costs through the real OpenAI SDK.
+
+Every tool records the same calls against the same local server (a fresh
+server per recording, same seed, so the recorded bytes are identical), then
+each replays them in turn, round after round; the median per-call CPU time of
+each is compared. Only the replay loop is timed (opening a cassette is
+workload 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bench._data import MODEL, SEED, chat_calls, devserver, free_port, run_concurrently
+from bench._harness import (
+    NOT_INSTALLED,
+    BenchConfig,
+    Row,
+    Section,
+    Target,
+    Timing,
+    label,
+    median,
+    peer,
+    profile_text,
+    timed,
+)
+
+API_KEY = "sk-bench-not-a-real-key"
+# vcrpy and cassetter match on the body too: with URL-only matching (their default) every call to
+# /chat/completions is "the same" and a changed prompt silently replays the wrong answer.
+VCR_MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "body")
+CASSETTER_MATCH_ON = ["method", "uri", "body"]
+_DROP = {"content-length", "transfer-encoding", "content-encoding", "connection", "keep-alive", "date"}
+
+
+def consume(response: Any, stream: bool) -> str:
+    """Read what an agent reads: the message text (every delta of a stream)."""
+    if not stream:
+        return response.choices[0].message.content or ""
+    parts = []
+    for chunk in response:
+        choices = chunk.choices
+        if choices:
+            delta = choices[0].delta.content
+            if delta:
+                parts.append(delta)
+    return "".join(parts)
+
+
+def _openai(base_url: str, **kwargs: Any) -> Any:
+    from openai import OpenAI
+
+    return OpenAI(base_url=base_url, api_key=API_KEY, max_retries=0, **kwargs)
+
+
+class Impl:
+    """One way of replaying: records a cassette once, then opens it for replay."""
+
+    key = ""
+    name = ""
+    note = ""
+    samples = (
+        0  # if set, replay only this many calls spread evenly (peers whose call cost grows with the cassette)
+    )
+
+    def missing(self) -> str | None:
+        return None
+
+    def record(self, path: Path, base_url: str, calls: list[Any], stream: bool) -> None:
+        raise NotImplementedError
+
+    def replaying(self, path: Path, base_url: str, stream: bool) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
+
+
+def _call_all(client: Any, calls: list[Any], stream: bool) -> None:
+    def one(i: int) -> str:
+        return consume(client.chat.completions.create(model=MODEL, messages=calls[i], stream=stream), stream)
+
+    run_concurrently(one, len(calls))
+
+
+class Floor(Impl):
+    """The bare SDK over ``httpx2.MockTransport`` handing back the recorded bytes in order.
+
+    The bytes are captured under our recording (a transport below our seam sees
+    the server's raw responses), which saves one pass over the server.
+    """
+
+    key = "floor"
+    name = "bare SDK floor (httpx2.MockTransport)"
+
+    def __init__(self) -> None:
+        self.captured: dict[bool, list[tuple[int, list[tuple[str, str]], bytes]]] = {}
+        self._seen: dict[str, tuple[int, list[tuple[str, str]], bytes]] = {}
+
+    def capture_client(self) -> Any:
+        """An httpx2 client whose transport keeps every response's status, headers and bytes."""
+        import httpx2
+        import orjson
+
+        seen = self._seen = {}
+
+        class Capture(httpx2.BaseTransport):  # type: ignore[misc]
+            def __init__(self) -> None:
+                self.inner = httpx2.HTTPTransport()
+
+            def handle_request(self, request: Any) -> Any:
+                response = self.inner.handle_request(request)
+                body = response.read()
+                response.close()
+                headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DROP]
+                user = orjson.loads(request.content)["messages"][-1]["content"]
+                seen[user] = (response.status_code, headers, body)
+                return httpx2.Response(response.status_code, headers=headers, content=body)
+
+        return httpx2.Client(transport=Capture())
+
+    def keep(self, calls: list[Any], stream: bool) -> None:
+        self.captured[stream] = [self._seen[c[-1]["content"]] for c in calls]
+
+    @contextlib.contextmanager
+    def replaying(self, path: Path, base_url: str, stream: bool) -> Iterator[Any]:
+        import httpx2
+
+        recorded = iter(self.captured[stream])
+
+        def handler(request: Any) -> Any:
+            status, headers, body = next(recorded)
+            return httpx2.Response(status, headers=headers, content=body)
+
+        yield _openai(base_url, http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+
+
+class Ours(Impl):
+    key = "ours"
+    name = "cassette (ours)"
+
+    def __init__(self, floor: Floor | None = None) -> None:
+        self.floor = floor
+
+    def record(self, path: Path, base_url: str, calls: list[Any], stream: bool) -> None:
+        import cassette
+
+        http = self.floor.capture_client() if self.floor is not None else None
+        client = cassette.instrument(_openai(base_url, http_client=http) if http else _openai(base_url))
+        with cassette.using(path, mode="record", store=path.parent / ".blobs"):
+            _call_all(client, calls, stream)
+        if self.floor is not None:
+            self.floor.keep(calls, stream)
+
+    @contextlib.contextmanager
+    def replaying(self, path: Path, base_url: str, stream: bool) -> Iterator[Any]:
+        import cassette
+
+        client = cassette.instrument(_openai(base_url))
+        # recorded concurrently, so the recorded order is not the call order: the order check (which
+        # runs when the session ends, outside the timed loop) is off
+        with cassette.using(path, mode="replay", store=path.parent / ".blobs", check_order="off"):
+            yield client
+
+
+class Vcrpy(Impl):
+    key = "vcrpy"
+    name = "vcrpy"
+    note = "pytest-recording's pattern (one cassette, record_mode none), matching on the body"
+    samples = 20
+
+    def __init__(self) -> None:
+        self.name = label("vcrpy")
+
+    def missing(self) -> str | None:
+        return None if peer("vcr") else NOT_INSTALLED
+
+    def record(self, path: Path, base_url: str, calls: list[Any], stream: bool) -> None:
+        import vcr
+
+        client = _openai(base_url)
+        # Recording matches on the URL only: with the body in match_on, vcrpy scans the whole cassette
+        # (parsing JSON bodies) before every recorded call, which is quadratic. match_on is not stored.
+        with vcr.VCR(record_mode="all", match_on=("method", "path")).use_cassette(str(path)):
+            _call_all(client, calls, stream)
+
+    @contextlib.contextmanager
+    def replaying(self, path: Path, base_url: str, stream: bool) -> Iterator[Any]:
+        import vcr
+
+        client = _openai(base_url)
+        with vcr.VCR(record_mode="none", match_on=VCR_MATCH_ON).use_cassette(str(path)):
+            yield client
+
+
+class Cassetter(Impl):
+    key = "cassetter"
+    note = "match_on method, uri, body"
+
+    def __init__(self) -> None:
+        self.name = label("cassetter")
+
+    def missing(self) -> str | None:
+        return None if peer("cassetter") else NOT_INSTALLED
+
+    def record(self, path: Path, base_url: str, calls: list[Any], stream: bool) -> None:
+        import cassetter
+
+        client = _openai(base_url)
+        with cassetter.use_cassette(path, record_mode="all", match_on=CASSETTER_MATCH_ON):
+            _call_all(client, calls, stream)
+
+    @contextlib.contextmanager
+    def replaying(self, path: Path, base_url: str, stream: bool) -> Iterator[Any]:
+        import cassetter
+
+        client = _openai(base_url)
+        with cassetter.use_cassette(path, record_mode="none", match_on=CASSETTER_MATCH_ON):
+            yield client
+
+
+class Cendor(Impl):
+    key = "cendor"
+    note = (
+        "skips the SDK: returns SimpleNamespace stand-ins, not ChatCompletion objects, "
+        "so it can be faster than the floor"
+    )
+
+    def __init__(self) -> None:
+        self.name = label("cendor-cassette")
+
+    def missing(self) -> str | None:
+        return None if peer("cendor.cassette") and peer("cendor.core") else NOT_INSTALLED
+
+    def record(self, path: Path, base_url: str, calls: list[Any], stream: bool) -> None:
+        from cendor import cassette as cendor_cassette
+        from cendor.core import instrument
+
+        client = instrument(_openai(base_url))
+        with cendor_cassette.using(str(path), mode="record"):
+            _call_all(client, calls, stream)
+
+    @contextlib.contextmanager
+    def replaying(self, path: Path, base_url: str, stream: bool) -> Iterator[Any]:
+        from cendor import cassette as cendor_cassette
+        from cendor.core import instrument
+
+        client = instrument(_openai(base_url))
+        with cendor_cassette.using(str(path), mode="replay"):
+            yield client
+
+
+def all_impls() -> list[Impl]:
+    floor = Floor()
+    return [floor, Ours(floor), Vcrpy(), Cassetter(), Cendor()]
+
+
+def replay_once(
+    impl: Impl, path: Path, base_url: str, calls: list[Any], stream: bool
+) -> tuple[Timing, list[str]]:
+    """Replay ``calls`` once; the timing covers the calls only, not opening the cassette."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with impl.replaying(path, base_url, stream) as client:
+            create = client.chat.completions.create
+            with timed() as t:
+                texts = [consume(create(model=MODEL, messages=m, stream=stream), stream) for m in calls]
+    return t, texts
+
+
+def run(cfg: BenchConfig) -> Section:
+    section = Section("replay", "1. Replay cost per LLM call through the OpenAI SDK (chat.completions)")
+    impls = all_impls()
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    work = cfg.scratch("replay")
+    for stream in (False, True):
+        n = cfg.size(300 if stream else 1000, 6)
+        rounds = cfg.size(3 if stream else cfg.rounds, 1)
+        calls = chat_calls(n)
+        variant = "streamed" if stream else "non-streamed"
+        tag = "stream" if stream else "chat"
+        section.lines.append(
+            f"{variant}: {n:,} calls, each a {len(calls[0][0]['content'])}-character system prompt and a "
+            f"unique user turn; median of {rounds} round(s), the tools interleaved within each round."
+        )
+        failed: dict[str, str] = {}
+        available: list[Impl] = []
+        for impl in impls:
+            if impl.missing() or impl.key == "floor":
+                continue
+            path = work / f"{impl.key}-{tag}.{_suffix(impl)}"
+            try:
+                with devserver(SEED, port, separate_process=not cfg.quick), timed() as rec:
+                    impl.record(path, base_url, calls, stream)
+                available.append(impl)
+                section.lines.append(f"{variant}: recorded with {impl.name} in {rec.wall:.1f} s")
+            except Exception as exc:  # a peer that cannot record is reported, not fatal
+                failed[impl.key] = f"failed: {type(exc).__name__}: {str(exc)[:120]}"
+        if stream in impls[0].captured:  # type: ignore[attr-defined]
+            available.insert(0, impls[0])
+        cpu: dict[str, list[float]] = {i.key: [] for i in available}
+        wall: dict[str, list[float]] = {i.key: [] for i in available}
+        texts: dict[str, list[str]] = {}
+        strides = {i.key: max(1, n // i.samples) if i.samples and not cfg.quick else 1 for i in impls}
+        for r in range(rounds):
+            order = available[r % len(available) :] + available[: r % len(available)]
+            for impl in order:
+                if impl.key in failed:
+                    continue
+                subset = calls[:: strides[impl.key]]
+                path = work / f"{impl.key}-{tag}.{_suffix(impl)}"
+                try:
+                    t, got = replay_once(impl, path, base_url, subset, stream)
+                except Exception as exc:
+                    failed[impl.key] = f"failed: {type(exc).__name__}: {str(exc)[:120]}"
+                    continue
+                cpu[impl.key].append(t.cpu / len(subset) * 1000)
+                wall[impl.key].append(t.wall / len(subset) * 1000)
+                texts[impl.key] = got
+        med = {k: median(v) for k, v in cpu.items() if v}
+        for key, values in cpu.items():
+            if values:
+                section.lines.append(
+                    f"{variant}: {_name(impls, key)}: {median(values):.3f} ms/call CPU, "
+                    f"{median(wall[key]):.3f} ms/call wall"
+                )
+        floor_texts = texts.get("floor")
+        for key, got in texts.items():
+            if key != "floor" and floor_texts is not None:
+                expected = floor_texts[:: strides[key]]
+                same = sum(a == b for a, b in zip(got, expected))
+                section.lines.append(
+                    f"{variant}: {_name(impls, key)}: answers identical to the floor's: {same}/{len(got)}"
+                )
+        ours = med.get("ours")
+        metric = f"replay, {variant}, per call ({n:,} calls)"
+        for impl, target in (
+            (impls[0], Target("<=", 1.10)),
+            (impls[2], Target("<", 1.0)),
+            (impls[3], Target("<", 1.0)),
+            (impls[4], None),
+        ):
+            status = impl.missing() or failed.get(impl.key, "")
+            note = impl.note
+            stride = strides[impl.key]
+            if stride > 1:
+                note = (
+                    f"timed on every {stride}th call ({len(calls[::stride])} calls spread over the {n:,}): "
+                    "each lookup scans the cassette and parses both JSON bodies per stored request, so a "
+                    "call costs in proportion to its position and an even sample estimates the mean"
+                )
+            section.rows.append(Row(metric, "ms", ours, impl.name, med.get(impl.key), status, target, note))
+        if cfg.profile and "ours" in med:
+            ours_impl = impls[1]
+            path = work / f"ours-{tag}.json"
+            sample = calls[: cfg.size(200, 6)]
+            section.profile += f"our replay, {variant}, {len(sample)} calls:\n"
+            section.profile += profile_text(
+                lambda i=ours_impl, p=path, s=sample, st=stream: replay_once(i, p, base_url, s, st)  # type: ignore[misc]
+            )
+            section.profile += "\n\n"
+    return section
+
+
+def _suffix(impl: Impl) -> str:
+    return "yaml" if impl.key in ("vcrpy", "cassetter") else "json"
+
+
+def _name(impls: list[Impl], key: str) -> str:
+    return next(i.name for i in impls if i.key == key)

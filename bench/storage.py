@@ -1,0 +1,232 @@
+"""Workload 3: bytes on disk for a growing agent conversation and for a suite sharing one prompt.
+
+Both are recorded live against the local devserver by every tool. The
+conversation resends its whole history each turn (as every chat API requires),
+so a store that keeps each request whole grows with the square of the turns.
+Ours counts the manifests and the blob store together.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench._data import MODEL, SEED, SYSTEM_3K, TOOLS, devserver, free_port, user_turn
+from bench._harness import NOT_INSTALLED, BenchConfig, Row, Section, Target, label, peer, tree_bytes
+from bench.loading import why
+from bench.replay import API_KEY
+
+Recorder = Callable[[Path, Callable[[Any], None], str], Path]  # (path, body(client), base_url) -> files
+
+
+def _client(base_url: str) -> Any:
+    from openai import OpenAI
+
+    return OpenAI(base_url=base_url, api_key=API_KEY, max_retries=0)
+
+
+def _ours(
+    path: Path, body: Callable[[Any], None], base_url: str, store: Path, threshold: int | None = None
+) -> None:
+    import cassette
+
+    client = cassette.instrument(_client(base_url))
+    with cassette.using(path, mode="record", store=store, blob_threshold=threshold):
+        body(client)
+
+
+def _vcrpy(path: Path, body: Callable[[Any], None], base_url: str) -> None:
+    import vcr
+
+    # pytest-recording: one YAML cassette per test; match_on does not change what is written
+    with vcr.VCR(record_mode="all", match_on=("method", "path")).use_cassette(str(path)):
+        body(_client(base_url))
+
+
+def _cassetter(path: Path, body: Callable[[Any], None], base_url: str) -> None:
+    import cassetter
+
+    with cassetter.use_cassette(path, record_mode="all", match_on=["method", "uri", "body"]):
+        body(_client(base_url))
+
+
+def _cendor(path: Path, body: Callable[[Any], None], base_url: str) -> None:
+    from cendor import cassette as cendor_cassette
+    from cendor.core import instrument
+
+    client = instrument(_client(base_url))
+    with cendor_cassette.using(str(path), mode="record"):
+        body(client)
+
+
+def conversation(turns: int) -> Callable[[Any], None]:
+    """An agent conversation of ``turns`` calls; each call resends the whole history."""
+
+    def body(client: Any) -> None:
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_3K}]
+        for turn in range(turns):
+            messages.append({"role": "user", "content": user_turn(5000 + turn)})
+            reply = client.chat.completions.create(
+                model=MODEL, messages=messages, tools=TOOLS, tool_choice="none"
+            )
+            messages.append({"role": "assistant", "content": reply.choices[0].message.content or ""})
+
+    return body
+
+
+def one_test(i: int) -> Callable[[Any], None]:
+    """Test ``i`` of the suite: one call with the shared 3 KB system prompt and tool schemas."""
+
+    def body(client: Any) -> None:
+        client.chat.completions.create(
+            model=MODEL,
+            messages=[
+                {"role": "system", "content": SYSTEM_3K},
+                {"role": "user", "content": user_turn(9000 + i)},
+            ],
+            tools=TOOLS,
+        )
+
+    return body
+
+
+TOOLS_UNDER_TEST = ("ours", "cendor", "vcrpy", "cassetter", "ours-64")
+SMALL_THRESHOLD = 64  # what-if: ours with every object in a list above 64 bytes moved to the store
+
+
+def run(cfg: BenchConfig) -> Section:
+    section = Section("storage", "3. Storage: bytes on disk (manifests + blobs)")
+    turn_points = cfg.size([10, 20, 50], [1, 2, 4])
+    suite_size = cfg.size(100, 3)
+    have = {
+        "ours": True,
+        "ours-64": True,
+        "cendor": peer("cendor.cassette") is not None,
+        "vcrpy": peer("vcr") is not None,
+        "cassetter": peer("cassetter") is not None,
+    }
+    names = {
+        "ours": "cassette (ours)",
+        "ours-64": f"ours with blob_threshold={SMALL_THRESHOLD} (what-if)",
+        "cendor": label("cendor-cassette"),
+        "vcrpy": label("vcrpy") + " YAML",
+        "cassetter": label("cassetter") + " YAML",
+    }
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    conv: dict[str, dict[int, int]] = {k: {} for k in TOOLS_UNDER_TEST}
+    suite: dict[str, int] = {}
+    failed: dict[str, str] = {}
+    for key in TOOLS_UNDER_TEST:
+        if not have[key]:
+            continue
+        work = cfg.scratch(f"storage-{key}")
+        try:
+            for turns in turn_points:
+                where = work / f"conv-{turns}"
+                where.mkdir()
+                path = where / ("conversation.yaml" if key in ("vcrpy", "cassetter") else "conversation.json")
+                with devserver(SEED, port, separate_process=not cfg.quick):
+                    _record(key, path, conversation(turns), base_url, where / ".blobs")
+                conv[key][turns] = tree_bytes(where)
+            where = work / "suite"
+            where.mkdir()
+            with devserver(SEED, port, separate_process=not cfg.quick):
+                for i in range(suite_size):
+                    path = where / (
+                        f"test_{i:03d}.yaml" if key in ("vcrpy", "cassetter") else f"test_{i:03d}.json"
+                    )
+                    _record(key, path, one_test(i), base_url, where / ".blobs")
+            suite[key] = tree_bytes(where)
+        except Exception as exc:
+            failed[key] = why(exc)
+    last = turn_points[-1]
+    section.lines.append(
+        f"conversation: a {len(SYSTEM_3K):,}-character system prompt, {len(TOOLS)} tool schemas, "
+        f"{last} user turns; bytes after {', '.join(map(str, turn_points))} turns:"
+    )
+    for key in TOOLS_UNDER_TEST:
+        if conv[key]:
+            points = ", ".join(f"{t} turns {conv[key][t]:,} B" for t in turn_points if t in conv[key])
+            section.lines.append(f"  {names[key]}: {points}; growth {_growth(conv[key], turn_points)}")
+    section.lines.append(
+        f"suite: {suite_size} tests, one cassette each, all sharing the system prompt and tool schemas: "
+        + ", ".join(f"{names[k]} {suite[k]:,} B" for k in TOOLS_UNDER_TEST if k in suite)
+    )
+    ours_conv = conv["ours"].get(last)
+    for key, target in (("cendor", Target("<=", 0.2)), ("vcrpy", Target("<=", 0.2)), ("cassetter", None)):
+        status = NOT_INSTALLED if not have[key] else failed.get(key, "")
+        section.rows.append(
+            Row(
+                f"conversation, {last} turns",
+                "bytes",
+                ours_conv,
+                names[key],
+                conv[key].get(last),
+                status,
+                target,
+            )
+        )
+    for key, target in (("cendor", Target("<=", 0.2)), ("vcrpy", Target("<=", 0.2)), ("cassetter", None)):
+        status = NOT_INSTALLED if not have[key] else failed.get(key, "")
+        section.rows.append(
+            Row(
+                f"suite of {suite_size} tests",
+                "bytes",
+                suite.get("ours"),
+                names[key],
+                suite.get(key),
+                status,
+                target,
+            )
+        )
+    if conv["ours"]:
+        exponent = _exponent(conv["ours"], turn_points)
+        section.rows.append(
+            Row(
+                f"conversation growth exponent ({turn_points[0]}→{last} turns)",
+                "",
+                exponent,
+                target=Target("<=", 1.25, on="ours"),
+                note="bytes ∝ turns^k: k = 1 is linear, k = 2 quadratic",
+            )
+        )
+    if "ours" in failed:
+        section.error = failed["ours"]
+    return section
+
+
+def _record(key: str, path: Path, body: Callable[[Any], None], base_url: str, store: Path) -> None:
+    if key == "ours":
+        _ours(path, body, base_url, store)
+    elif key == "ours-64":
+        _ours(path, body, base_url, store, SMALL_THRESHOLD)
+    elif key == "vcrpy":
+        _vcrpy(path, body, base_url)
+    elif key == "cassetter":
+        _cassetter(path, body, base_url)
+    else:
+        _cendor(path, body, base_url)
+
+
+def _exponent(points: dict[int, int], turns: list[int]) -> float | None:
+    """k in bytes ∝ turns^k, fitted on the marginal bytes (so fixed overhead does not flatter it)."""
+    a, b, c = turns
+    if not all(t in points for t in turns):
+        return None
+    early = (points[b] - points[a]) / (b - a)  # bytes per turn around the start
+    late = (points[c] - points[b]) / (c - b)  # bytes per turn towards the end
+    if early <= 0 or late <= 0:
+        return None
+    # for bytes = turns^k the marginal cost grows as turns^(k-1) between the two midpoints
+    return 1 + math.log(late / early) / math.log(((b + c) / 2) / ((a + b) / 2))
+
+
+def _growth(points: dict[int, int], turns: list[int]) -> str:
+    k = _exponent(points, turns)
+    if k is None:
+        return "n/a"
+    shape = "linear" if k <= 1.25 else "quadratic" if k >= 1.75 else "super-linear"
+    return f"{shape} (exponent {k:.2f})"

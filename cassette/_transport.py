@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import json
 import re
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -18,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from cassette._errors import CassetteMiss, UninstrumentableClientError
+from cassette._errors import CassetteMiss, CassetteShapeError, UninstrumentableClientError
 from cassette._model import HttpRequest
 from cassette._plugins import normalize_http
 from cassette._session import Session, Slot, seam_session
@@ -72,7 +73,10 @@ def body_record(content_type: str, body: bytes) -> dict[str, Any]:
 
 def body_bytes(record: dict[str, Any]) -> bytes:
     if "json" in record:
-        return orjson.dumps(record["json"])
+        try:
+            return orjson.dumps(record["json"])
+        except TypeError:  # nested deeper than orjson writes (254), or integers beyond 64 bits
+            return json.dumps(record["json"], ensure_ascii=False, separators=(",", ":")).encode()
     if "base64" in record:
         return base64.b64decode(record["base64"])
     text = record.get("text", "")
@@ -135,9 +139,15 @@ class _EventRecorder:
 _SDK_ERRORS = (("openai", "OpenAIError"), ("anthropic", "AnthropicError"))
 
 
+def _reduce_miss(miss: CassetteMiss) -> tuple[Any, ...]:
+    return (CassetteMiss, miss.args, miss.__dict__)  # pickles as the plain, importable class
+
+
 @cache
 def _miss_class(bases: tuple[type, ...]) -> type[CassetteMiss]:
-    return type("CassetteMiss", (CassetteMiss, *bases), {"__module__": "cassette"})
+    return type(
+        "CassetteMiss", (CassetteMiss, *bases), {"__module__": "cassette", "__reduce__": _reduce_miss}
+    )
 
 
 def _sdk_proof(miss: CassetteMiss) -> CassetteMiss:
@@ -203,24 +213,33 @@ def _classes(lib: str) -> dict[str, type]:
         """Recorded SSE events, handed to the SDK one event per chunk."""
 
         def __init__(self, events: list[str]) -> None:
-            self._events = events
+            if not isinstance(events, list):
+                raise TypeError(f"`events` is a {type(events).__name__}, not a list")
+            # encoded up front, so a bad event fails before the SDK reads, not in the middle of a stream
+            self._chunks = [(event + "\n\n").encode("utf-8") for event in events]
 
         def __iter__(self) -> Iterator[bytes]:
-            for event in self._events:
-                yield (event + "\n\n").encode("utf-8")
+            yield from self._chunks
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            for event in self._events:
-                yield (event + "\n\n").encode("utf-8")
+            for chunk in self._chunks:
+                yield chunk
 
-    def replayed(record: dict[str, Any], request: Any) -> Any:
-        headers = _headers_list(record)
-        status = int(record.get("status", 200))
-        if "events" in record:
-            return mod.Response(
-                status, headers=headers, stream=ReplayStream(record["events"]), request=request
-            )
-        return mod.Response(status, headers=headers, content=body_bytes(record), request=request)
+    def replayed(record: dict[str, Any], request: Any, where: Any = None, seq: Any = None) -> Any:
+        try:
+            headers = _headers_list(record)
+            status = int(record.get("status", 200))
+            if "events" in record:
+                stream = ReplayStream(record["events"])
+                return mod.Response(status, headers=headers, stream=stream, request=request)
+            return mod.Response(status, headers=headers, content=body_bytes(record), request=request)
+        except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
+            # an edited or corrupted record must fail as a cassette error, never as a stray TypeError
+            raise CassetteShapeError(
+                f"cassette {where}: recorded response #{seq} cannot be replayed "
+                f"({type(exc).__name__}: {exc}). Restore the cassette from git or re-record it.",
+                path=where,
+            ) from None
 
     def start(session: Session, request: Any, body: bytes) -> tuple[Any, Slot | None]:
         kind, normalized = normalize_http(_raw_request(request, body))
@@ -229,7 +248,7 @@ def _classes(lib: str) -> dict[str, type]:
                 served = session.serve(kind, normalized)
             except CassetteMiss as miss:
                 raise _sdk_proof(miss) from None
-            return replayed(served.response, request), None
+            return replayed(served.response, request, session.path, served.seq), None
         return None, session.begin(kind, normalized)
 
     def live_headers(response: Any) -> list[tuple[str, str]]:
@@ -379,18 +398,47 @@ def async_transport(lib: str = "httpx2", wrapped: Any = None) -> Any:
 def http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
     """An ``httpx2.Client`` (or ``httpx.Client``) routed through the seam, for any SDK built on it.
 
+    Keyword arguments are ``Client``'s own (``timeout``, ``verify``, ``proxy``, ``mounts``, …);
+    every transport the client ends up with, proxies included, goes through the seam.
+
     Example::
 
         client = OpenAI(http_client=cassette.http_client())
     """
-    mod = _module(lib)
-    return mod.Client(transport=transport(lib), **kwargs)
+    client = _module(lib).Client(**kwargs)
+    _route(client, lib, is_async=False, owner=None)
+    return client
 
 
 def async_http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
-    """An ``httpx2.AsyncClient`` (or ``httpx.AsyncClient``) routed through the seam."""
-    mod = _module(lib)
-    return mod.AsyncClient(transport=async_transport(lib), **kwargs)
+    """An ``httpx2.AsyncClient`` (or ``httpx.AsyncClient``) routed through the seam.
+
+    Example::
+
+        client = AsyncOpenAI(http_client=cassette.async_http_client())
+    """
+    client = _module(lib).AsyncClient(**kwargs)
+    _route(client, lib, is_async=True, owner=None)
+    return client
+
+
+def _route(client: Any, lib: str, *, is_async: bool, owner: Any) -> None:
+    """Put the seam in front of each of ``client``'s transports: the default one and every mount
+    (proxies, from arguments or the environment, are mounts). ``client`` must be one we built.
+
+    With ``owner`` (the caller's client whose transports these are), closing ``client`` leaves
+    them open, and ``owner`` is kept alive as long as ``client`` is.
+    """
+    classes = _classes(lib)
+    cls = classes["AsyncTransport"] if is_async else classes["Transport"]
+
+    def seam(inner: Any) -> Any:
+        if owner is None:
+            return cls(inner)
+        return cls(inner, owns_wrapped=False, keepalive=owner)
+
+    client._transport = seam(client._transport)
+    client._mounts = {pattern: None if t is None else seam(t) for pattern, t in client._mounts.items()}
 
 
 def _lib_of(http: Any) -> tuple[str, bool] | None:
@@ -406,7 +454,7 @@ def _lib_of(http: Any) -> tuple[str, bool] | None:
 
 
 def _rerouted(http: Any) -> Any:
-    """A new HTTP client like ``http`` whose transport goes through the seam (``http`` is untouched)."""
+    """A new HTTP client like ``http`` whose transports go through the seam (``http`` is untouched)."""
     found = _lib_of(http)
     if found is None:
         raise UninstrumentableClientError(
@@ -415,18 +463,25 @@ def _rerouted(http: Any) -> Any:
         )
     lib, is_async = found
     mod = _module(lib)
-    inner = getattr(http, "_transport", None)
-    classes = _classes(lib)
-    cls = classes["AsyncTransport"] if is_async else classes["Transport"]
-    seam = cls(inner, owns_wrapped=False, keepalive=http) if inner is not None else cls()
     client_cls = mod.AsyncClient if is_async else mod.Client
-    return client_cls(
-        transport=seam,
+    copy = client_cls(
+        auth=http.auth,
+        params=http.params,
+        headers=http.headers,
+        cookies=http.cookies,
         timeout=http.timeout,
         follow_redirects=http.follow_redirects,
-        headers=http.headers,
+        max_redirects=http.max_redirects,
+        event_hooks=http.event_hooks,
         base_url=http.base_url,
+        trust_env=False,  # the caller's transports and proxy mounts are reused below, not rebuilt
+        transport=http._transport,
+        default_encoding=getattr(http, "_default_encoding", "utf-8"),
     )
+    copy._mounts = dict(http._mounts)
+    copy._trust_env = http.trust_env
+    _route(copy, lib, is_async=is_async, owner=http)
+    return copy
 
 
 def instrument(client: Any) -> Any:

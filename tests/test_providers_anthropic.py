@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import pickle
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -289,6 +290,8 @@ async def test_miss_is_not_retried_nor_masked(flavour: str, monkeypatch: pytest.
     assert len(session.misses) == 1 and session.misses[0] is info.value
     assert sleeps == []
     assert 'system: "You are terse." != "You are a support agent for Acme."' in str(info.value)
+    copy = pickle.loads(pickle.dumps(info.value))  # e.g. raised in a worker process
+    assert type(copy) is cassette.CassetteMiss and str(copy) == str(info.value)
 
 
 def c_create(client: Client, **changes: Any) -> Any:

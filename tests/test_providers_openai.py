@@ -225,6 +225,21 @@ async def responses_stream(c: Client) -> Any:
     return events
 
 
+async def responses_stream_helper(c: Client) -> Any:
+    """``responses.stream(...)``: typed events and the accumulated final response."""
+    manager = c.responses.stream(model=MODEL, input=USER[0]["content"], tools=RESPONSES_TOOLS)
+    if isinstance(c, AsyncOpenAI):
+        async with manager as stream:  # type: ignore[union-attr]
+            events = [e async for e in stream]
+            final = await stream.get_final_response()
+    else:
+        with manager as stream:  # type: ignore[union-attr]
+            events = list(stream)
+            final = stream.get_final_response()
+    assert any(item.type == "function_call" for item in final.output)
+    return events, final
+
+
 async def embeddings(c: Client) -> Any:
     r = await resolve(c.embeddings.create(model="text-embedding-3-small", input=["refund", "password reset"]))
     assert len(r.data) == 2 and r.data[0].embedding
@@ -263,6 +278,7 @@ SCENARIOS: list[Scenario] = [
     responses_tools,
     responses_parse,
     responses_stream,
+    responses_stream_helper,
     embeddings,
     raw_response,
     streaming_response,

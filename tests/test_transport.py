@@ -5,9 +5,14 @@ session, and `instrument()` handing back a routed copy while the caller's client
 from __future__ import annotations
 
 import gc
+import http.client
 import inspect
+import threading
 import weakref
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import httpx2
@@ -248,3 +253,106 @@ def test_azure_client_records_and_replays_by_deployment() -> None:
         replayed = client.chat.completions.create(model="support-gpt4o", messages=CHAT["messages"])
     assert replayed.model_dump() == live.model_dump()
     assert len(own.seen) == 1
+
+
+# --- proxies and mounted transports -------------------------------------------------------------
+
+
+class _Forwarder(BaseHTTPRequestHandler):
+    """A plain-HTTP forward proxy: requests arrive with an absolute URL and are passed on."""
+
+    protocol_version = "HTTP/1.1"
+    seen: list[str]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._forward()
+
+    def do_POST(self) -> None:
+        self._forward()
+
+    def _forward(self) -> None:
+        self.server.seen.append(self.path)  # type: ignore[attr-defined]
+        target = urlsplit(self.path)
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=10)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection", "host")}
+        upstream.request(self.command, target.path or "/", body=body, headers=headers)
+        answer = upstream.getresponse()
+        data = answer.read()
+        self.send_response(answer.status)
+        for k, v in answer.getheaders():
+            if k.lower() not in ("transfer-encoding", "content-length", "connection"):
+                self.send_header(k, v)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        upstream.close()
+
+
+@pytest.fixture
+def proxy() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Forwarder)
+    server.seen = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_instrument_keeps_the_callers_proxy(
+    proxy: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An SDK client picks its proxy up from the environment; its routed copy records through it."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.server_address[1]}")
+    with DevServer() as srv:
+        client = make_sdk(OpenAI, srv.openai_base_url)
+        with cassette.using("c.json", mode="record"):
+            live = client.chat.completions.create(**CHAT)
+        assert proxy.seen == [f"{srv.openai_base_url}/chat/completions"]  # type: ignore[attr-defined]
+        assert len(srv.requests) == 1
+    proxy.shutdown()
+    with cassette.using("c.json", mode="replay"):
+        replayed = make_sdk(OpenAI, srv.openai_base_url).chat.completions.create(**CHAT)
+    assert replayed.model_dump() == live.model_dump()
+
+
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+def test_http_client_puts_the_seam_in_front_of_a_proxy(lib: str) -> None:
+    """A proxy is a mounted transport that would take every request; replay must still win."""
+    with DevServer() as srv:
+        with cassette.using("c.json", mode="record"):
+            live = cassette.http_client(lib=lib, base_url=srv.url).post("/v1/chat/completions", json=CHAT)
+    dead_proxy = cassette.http_client(lib=lib, base_url=srv.url, proxy="http://127.0.0.1:9")
+    with cassette.using("c.json", mode="replay"):
+        replayed = dead_proxy.post("/v1/chat/completions", json=CHAT)
+    assert replayed.json() == live.json()
+
+
+class _Counting(httpx2.BaseTransport):
+    def __init__(self) -> None:
+        self.inner = httpx2.HTTPTransport()
+        self.calls = 0
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.calls += 1
+        return self.inner.handle_request(request)
+
+
+def test_instrument_keeps_mounts_auth_and_params() -> None:
+    with DevServer() as srv:
+        mounted = _Counting()
+        original = httpx2.Client(
+            base_url=srv.url, mounts={f"http://127.0.0.1:{srv.port}": mounted}, params={"tenant": "acme"}
+        )
+        copy = cassette.instrument(original)
+        assert copy.params == original.params
+        with cassette.using("c.json", mode="record") as session:
+            copy.get("/v1/models")
+        assert mounted.calls == 1 and original._mounts[next(iter(original._mounts))] is mounted
+    assert session.interactions[0].request["query"] == [["tenant", "acme"]]

@@ -534,14 +534,19 @@ def _call_line(inter: Interaction, request: dict[str, Any]) -> str:
             if isinstance(arguments, dict)
             else ""
         )
-        return f"#   #{inter.seq} tool {request.get('name')}({args})"
+        return f"#{inter.seq} tool {request.get('name')}({args})"
     if inter.kind == "llm":
         extra = ", stream" if request.get("stream") else ""
         user = _user_text(request)
         said = f" - user: {_short(user, 50)!r}" if user else ""
         api = f"{request.get('provider')} {request.get('endpoint')} {request.get('model')}"
-        return f"#   #{inter.seq} llm {api}{extra}{said}"
-    return f"#   #{inter.seq} {inter.kind} {request.get('method', '')} {_short(request.get('url', ''), 60)}"
+        return f"#{inter.seq} llm {api}{extra}{said}"
+    return f"#{inter.seq} {inter.kind} {request.get('method', '')} {_short(request.get('url', ''), 60)}"
+
+
+def _docstring_safe(text: str) -> str:
+    # a run id or file name lands in the module docstring: no quotes, backslashes or newlines
+    return re.sub(r"[^\w .:@/+()-]", "_", _short(text, 80))
 
 
 def skeleton_source(cassette_path: Path, test_path: Path, *, run: str, trace: Path | str) -> str:
@@ -553,7 +558,9 @@ def skeleton_source(cassette_path: Path, test_path: Path, *, run: str, trace: Pa
     first_input: str | None = None
     for inter in recorded.interactions:
         request = recorded.hydrate(inter.request)
-        lines.append(_call_line(inter, request))
+        lines.append(
+            "#   " + " ".join(_call_line(inter, request).split())
+        )  # one comment line, whatever the data
         if first_input is None and inter.kind == "llm":
             first_input = _user_text(request)
     try:
@@ -564,8 +571,8 @@ def skeleton_source(cassette_path: Path, test_path: Path, *, run: str, trace: Pa
     if name[0].isdigit() or keyword.iskeyword(name):
         name = "run_" + name
     source = _SKELETON.format(
-        run=run,
-        trace=Path(trace).name,
+        run=_docstring_safe(run),
+        trace=_docstring_safe(Path(trace).name),
         cassette_rel=Path(rel).as_posix(),
         calls="\n".join(lines) if lines else "#   (no calls)",
         first_input=repr(_short(first_input, 60)) if first_input else "...",

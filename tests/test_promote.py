@@ -366,3 +366,16 @@ def test_cli_writes_a_pytest_skeleton_that_replays_before_and_after_the_agent_is
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("failed")) == (2, 1), result.stdout.str()
     result.stdout.fnmatch_lines(["*test_refund_wrong.py::test_refund*CassetteMiss*"])
+
+
+def test_a_call_whose_request_was_redacted_still_replays_by_its_original_key(tmp_path: Path) -> None:
+    secret = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0"
+    trace = tmp_path / "prod.jsonl"
+    with cassette.trace(trace):
+        first = lookup_order(secret)
+    assert secret not in trace.read_text()
+    cassette.promote(trace, "c.json")
+    stored = cassette.load_cassette("c.json").interactions[0]
+    assert stored.request["arguments"]["order_id"] != secret and secret not in Path("c.json").read_text()
+    with cassette.using("c.json", mode="replay", unused="error"):
+        assert lookup_order(secret)["ticket"] == first["ticket"]  # served: the key is the live one

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +173,15 @@ class BlobStore:
                     "Remove it and re-record the cassette.",
                     path=manifest or target,
                 )
-            with open(real, "rb") as fh:
+            # O_NONBLOCK: a FIFO planted under a blob name must not block the reader forever
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+            with open(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise MissingBlobError(
+                        f"blob {blob_id} in {self.root}{where} is not a regular file. "
+                        "Remove it and re-record the cassette.",
+                        path=manifest or target,
+                    )
                 data = fh.read()
         except FileNotFoundError:
             raise MissingBlobError(
@@ -180,9 +189,9 @@ class BlobStore:
                 "(git add the .blobs directory) or re-record the cassette.",
                 path=manifest or target,
             ) from None
-        except (IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+        except OSError as exc:  # a directory, a symlink loop, no permission, an I/O error
             raise MissingBlobError(
-                f"blob {blob_id} in {self.root}{where} cannot be read ({exc.strerror}). "
+                f"blob {blob_id} in {self.root}{where} cannot be read ({exc.strerror or exc}). "
                 "Re-record the cassette.",
                 path=manifest or target,
             ) from None
@@ -256,12 +265,59 @@ def hydrate(value: Any, cassette: Cassette) -> Any:
     the cassette, so a system prompt shared by every call is read once.
     """
     store = BlobStore(cassette.store) if cassette.store else None
-    return _hydrate(value, store, cassette.path, 0, cassette.blob_cache)
+    try:
+        return _hydrate(value, store, cassette.path, 0, cassette.blob_cache, _Expansion(cassette.path))
+    except RecursionError:
+        raise CassetteShapeError(
+            f"{cassette.path}: a recorded value nests too deeply to replay. Re-record the cassette.",
+            path=cassette.path,
+        ) from None
 
 
-def _hydrate(value: Any, store: BlobStore | None, manifest: Path, depth: int, cache: dict[str, Any]) -> Any:
+# One hydrated value may repeat a blob, but a few small blobs referencing each other many times
+# would expand exponentially: past the floor, expansion may not exceed this multiple of the distinct bytes.
+EXPANSION_FLOOR = 16 * 1024 * 1024
+EXPANSION_RATIO = 64
+
+
+class _Expansion:
+    """Bytes resolved from blobs while hydrating one value (a reference bomb stops here)."""
+
+    __slots__ = ("distinct", "manifest", "seen", "spent")
+
+    def __init__(self, manifest: Path) -> None:
+        self.manifest = manifest
+        self.spent = 0
+        self.distinct = 0
+        self.seen: set[str] = set()
+
+    def spend(self, blob_id: str, size: int) -> None:
+        size = max(size, 1024)  # each resolution costs work, however small the blob
+        if blob_id not in self.seen:
+            self.seen.add(blob_id)
+            self.distinct += size
+        self.spent += size
+        if self.spent > EXPANSION_FLOOR and self.spent > EXPANSION_RATIO * self.distinct:
+            raise InvalidBlobRefError(
+                f"{self.manifest}: its blob references expand to over {self.spent // 2**20} MiB from "
+                f"{self.distinct} bytes of blobs (references to references, a reference bomb). "
+                "Re-record the cassette.",
+                path=self.manifest,
+            )
+
+
+def _hydrate(
+    value: Any,
+    store: BlobStore | None,
+    manifest: Path,
+    depth: int,
+    cache: dict[str, Any],
+    budget: _Expansion | None = None,
+) -> Any:
+    if budget is None:
+        budget = _Expansion(manifest)
     if isinstance(value, list):
-        return [_hydrate(v, store, manifest, depth, cache) for v in value]
+        return [_hydrate(v, store, manifest, depth, cache, budget) for v in value]
     if not isinstance(value, dict):
         return value
     if "$blob" in value:
@@ -277,11 +333,15 @@ def _hydrate(value: Any, store: BlobStore | None, manifest: Path, depth: int, ca
                 "Re-record the cassette.",
                 path=manifest,
             )
+        if not isinstance(blob_id, str):
+            store.path_for(blob_id)  # raises InvalidBlobRefError (and keeps a list out of the cache key)
         is_json = bool(value.get("$json"))
         cached = cache.get(blob_id)
         if cached is None or cached[0] != is_json:
-            cached = (is_json, _read_blob(store, blob_id, manifest, is_json))
+            data = store.get(blob_id, manifest=manifest)
+            cached = (is_json, _decode_blob(data, blob_id, manifest, is_json), len(data))
             cache[blob_id] = cached
+        budget.spend(blob_id, cached[2])
         if not is_json:
             return cached[1]
         if depth > 32:
@@ -289,14 +349,13 @@ def _hydrate(value: Any, store: BlobStore | None, manifest: Path, depth: int, ca
                 f"{manifest}: blob references nest deeper than 32 levels. Re-record the cassette.",
                 path=manifest,
             )
-        return _hydrate(cached[1], store, manifest, depth + 1, cache)
+        return _hydrate(cached[1], store, manifest, depth + 1, cache, budget)
     if "$literal" in value and len(value) == 1 and isinstance(value["$literal"], dict):
-        return {k: _hydrate(v, store, manifest, depth, cache) for k, v in value["$literal"].items()}
-    return {k: _hydrate(v, store, manifest, depth, cache) for k, v in value.items()}
+        return {k: _hydrate(v, store, manifest, depth, cache, budget) for k, v in value["$literal"].items()}
+    return {k: _hydrate(v, store, manifest, depth, cache, budget) for k, v in value.items()}
 
 
-def _read_blob(store: BlobStore, blob_id: str, manifest: Path, is_json: bool) -> Any:
-    data = store.get(blob_id, manifest=manifest)
+def _decode_blob(data: bytes, blob_id: str, manifest: Path, is_json: bool) -> Any:
     if is_json:
         try:
             return loads(data)

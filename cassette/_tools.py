@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from cassette._errors import CassetteToolError
+from cassette._errors import CassetteShapeError, CassetteToolError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,6 +70,9 @@ def from_jsonable(value: Any) -> Any:
             cls = _import(value["$dataclass"])
         except (ImportError, AttributeError, ValueError):
             return fields
+        # only a dataclass is ever rebuilt: a cassette must not name any other callable (os:system)
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+            raise _not_a(value["$dataclass"], "dataclass")
         try:
             return cls(**fields)
         except TypeError:  # init=False fields: set them directly
@@ -82,13 +85,22 @@ def from_jsonable(value: Any) -> Any:
             cls = _import(value["$pydantic"])
         except (ImportError, AttributeError, ValueError):
             return value.get("data")
-        return cls.model_validate(value.get("data"))
+        if not (isinstance(cls, type) and callable(getattr(cls, "model_validate", None))):
+            raise _not_a(value["$pydantic"], "pydantic model")
+        return getattr(cls, "model_validate")(value.get("data"))  # noqa: B009 - cls is checked above
     if "$bytes" in value and len(value) == 1:
         return base64.b64decode(value["$bytes"])
     if "$datetime" in value:
         kinds: dict[str, Any] = {"datetime": dt.datetime, "date": dt.date, "time": dt.time}
         return kinds.get(value.get("type", ""), dt.datetime).fromisoformat(value["$datetime"])
     return {k: from_jsonable(v) for k, v in value.items()}
+
+
+def _not_a(name: Any, what: str) -> CassetteShapeError:
+    return CassetteShapeError(
+        f"a recorded tool value names {str(name)[:200]!r} as a {what}, which it is not: the cassette was "
+        "edited by hand or tampered with. Re-record it."
+    )
 
 
 def _error_response(exc: BaseException) -> dict[str, Any]:
@@ -105,7 +117,8 @@ def _rebuild_error(error: dict[str, Any], name: str) -> BaseException:
     args = [from_jsonable(a) for a in error.get("args", [])]
     try:
         cls = _import(str(error.get("type", "")))
-        if isinstance(cls, type) and issubclass(cls, BaseException):
+        # only Exception subclasses are ever recorded (perform() catches Exception): never SystemExit
+        if isinstance(cls, type) and issubclass(cls, Exception):
             try:
                 return cls(*args)
             except Exception:
@@ -169,10 +182,24 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
     from cassette._plugins import normalize
     from cassette._session import seam_session
 
-    def _replayed(response: dict[str, Any]) -> Any:
-        if "error" in response:
-            raise _rebuild_error(response["error"], tool_name)
-        return from_jsonable(response.get("result"))
+    def _replayed(response: dict[str, Any], where: Any) -> Any:
+        try:
+            if "error" in response:
+                error = _rebuild_error(response["error"], tool_name)
+            else:
+                return from_jsonable(response.get("result"))
+        except CassetteShapeError as exc:
+            if exc.path is not None:
+                raise
+            raise CassetteShapeError(f"cassette {where}: {exc}", path=where) from None
+        except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:
+            # a recorded value of the wrong shape (edited or corrupted), not a tool failure
+            raise CassetteShapeError(
+                f"cassette {where}: the recorded outcome of tool {tool_name!r} cannot be rebuilt "
+                f"({type(exc).__name__}: {exc}). Re-record the cassette.",
+                path=where,
+            ) from None
+        raise error
 
     if inspect.iscoroutinefunction(fn):
 
@@ -198,7 +225,7 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
                 if isinstance(outcome[0], Exception) and "error" in response:
                     raise outcome[0]
                 return outcome[0]
-            return _replayed(response)
+            return _replayed(response, getattr(session, "path", None))
 
         return async_wrapper
 
@@ -224,6 +251,6 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
             if isinstance(outcome[0], Exception) and "error" in response:
                 raise outcome[0]
             return outcome[0]
-        return _replayed(response)
+        return _replayed(response, getattr(session, "path", None))
 
     return wrapper

@@ -86,6 +86,8 @@ def body_bytes(record: dict[str, Any]) -> bytes:
 def _headers_list(record: dict[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for k, v in (record.get("headers") or {}).items():
+        if str(k).lower() in _DROP_RESPONSE_HEADERS:  # the body is stored decoded: wire encodings are moot
+            continue
         for item in v if isinstance(v, list) else [v]:
             out.append((str(k), str(item)))
     return out

@@ -11,17 +11,14 @@ Soak mode (longer runs of every suite): ``pytest tests/reliability --soak`` or
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import reliability_support
 
-# Read at import: the autouse fixture in tests/conftest.py clears CASSETTE_* variables for each test.
-_SOAK_ENV = os.environ.get("CASSETTE_SOAK", "").strip().lower() not in ("", "0", "false", "no")
 _PROPERTY = "cassette_reliability"
 _collected: list[tuple[str, dict[str, Any]]] = []
-_state = {"soak": _SOAK_ENV}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,13 +32,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     # getoption's default covers the case where this conftest was not an initial one (option unknown)
-    _state["soak"] = bool(config.getoption("--soak", default=False)) or _SOAK_ENV
+    if config.getoption("--soak", default=False):
+        reliability_support.SOAK = True
 
 
 @pytest.fixture(scope="session")
 def soak() -> bool:
     """True when the long variants were asked for (``--soak`` or ``CASSETTE_SOAK=1``)."""
-    return bool(_state["soak"])
+    return reliability_support.soak_mode()
 
 
 class Counts(dict[str, Any]):
@@ -75,5 +73,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for nodeid, values in _collected:
         shown = ", ".join(f"{k}={v}" for k, v in values.items())
         terminalreporter.write_line(f"{nodeid.split('::', 1)[-1]}: {shown}")
-    mode = "soak" if _state["soak"] else "ci (run with --soak or CASSETTE_SOAK=1 for the long variants)"
+    mode = (
+        "soak"
+        if reliability_support.soak_mode()
+        else "ci (run with --soak or CASSETTE_SOAK=1 for the long variants)"
+    )
     terminalreporter.write_line(f"mode: {mode}")

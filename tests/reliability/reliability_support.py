@@ -12,6 +12,18 @@ from typing import Any
 from cassette._store import TMP_SUFFIX, git_blob_id, hydrate, load_cassette
 from cassette.devserver import DevServer
 
+# Set by conftest.py's pytest_configure (``--soak``); CASSETTE_SOAK=1 works without it.
+SOAK = os.environ.get("CASSETTE_SOAK", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def soak_mode() -> bool:
+    """True when the long variants were asked for (``--soak`` or ``CASSETTE_SOAK=1``).
+
+    Read it at import time or later: the autouse fixture of tests/conftest.py clears
+    CASSETTE_* variables for each test, so the environment is read once, here.
+    """
+    return SOAK
+
 
 class FastDevServer(DevServer):
     """The project's dev server with Nagle's algorithm off on its sockets.

@@ -35,16 +35,18 @@ def devserver() -> Iterator[DevServer]:
 
 @pytest.fixture
 def openai_client(devserver: DevServer):  # type: ignore[no-untyped-def]
-    import cassette
     from openai import OpenAI
+
+    import cassette
 
     return cassette.instrument(OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0))
 
 
 @pytest.fixture
 def async_openai_client(devserver: DevServer):  # type: ignore[no-untyped-def]
-    import cassette
     from openai import AsyncOpenAI
+
+    import cassette
 
     return cassette.instrument(
         AsyncOpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0)
@@ -53,16 +55,18 @@ def async_openai_client(devserver: DevServer):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def anthropic_client(devserver: DevServer):  # type: ignore[no-untyped-def]
-    import cassette
     from anthropic import Anthropic
+
+    import cassette
 
     return cassette.instrument(Anthropic(base_url=devserver.anthropic_base_url, api_key="x", max_retries=0))
 
 
 @pytest.fixture
 def async_anthropic_client(devserver: DevServer):  # type: ignore[no-untyped-def]
-    import cassette
     from anthropic import AsyncAnthropic
+
+    import cassette
 
     return cassette.instrument(
         AsyncAnthropic(base_url=devserver.anthropic_base_url, api_key="x", max_retries=0)

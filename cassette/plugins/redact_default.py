@@ -125,7 +125,7 @@ def _walk(
                 value[k] = [
                     [p[0], PLACEHOLDER]
                     if isinstance(p, list) and len(p) == 2 and str(p[0]).lower() in query
-                    else p
+                    else _walk(p, fields, headers, query, text)  # ?q=<a key> under an innocent name
                     for p in v
                 ]
                 continue

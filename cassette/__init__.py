@@ -42,13 +42,14 @@ from cassette._errors import (
     UnsupportedVersionError,
 )
 from cassette._model import Cassette, HttpRequest, Interaction
-from cassette._promote import promote
+from cassette._promote import PromoteError, PromoteReport, promote
 from cassette._session import AmbiguousSessionError, Mode, Session, current_session
 from cassette._store import load_cassette
 from cassette._tools import tool
-from cassette._trace import trace
+from cassette._trace import TraceError, trace
 from cassette._transport import async_http_client, async_transport, http_client, instrument, transport
 from cassette.hookspecs import hookimpl
+from cassette.importers import CassetteImportError, ImportReport
 
 __version__ = "0.1.0"
 
@@ -59,6 +60,7 @@ __all__ = [
     "CassetteConfigError",
     "CassetteError",
     "CassetteFormatError",
+    "CassetteImportError",
     "CassetteMiss",
     "CassetteNotFoundError",
     "CassetteOrderError",
@@ -68,12 +70,16 @@ __all__ = [
     "CassetteWarning",
     "CorruptCassetteError",
     "HttpRequest",
+    "ImportReport",
     "Interaction",
     "InvalidBlobRefError",
     "MissingBlobError",
     "Mode",
+    "PromoteError",
+    "PromoteReport",
     "Session",
     "TamperedBlobError",
+    "TraceError",
     "TruncatedCassetteError",
     "UninstrumentableClientError",
     "UnknownModeError",

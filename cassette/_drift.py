@@ -728,7 +728,7 @@ def _one_side(inter: Interaction, cassette: Cassette, change: str) -> DriftItem:
         change,
         old=inter if change == "removed" else None,
         new=inter if change == "added" else None,
-        reason=f"{change}: {_label(inter.kind, request)}",
+        reason="not in the earlier recording" if change == "added" else "no longer made",
         excerpt=f'"{_clip(summary)}"' if summary else "",
         label=_label(inter.kind, request),
         old_seq=inter.seq if change == "removed" else None,

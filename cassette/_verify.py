@@ -256,15 +256,15 @@ def verify_staged(start: str | os.PathLike[str] | None = None) -> VerifyReport:
 
         assert verify_staged().ok
     """
+    from cassette._git import staged_files
     from cassette.hooks._snapshot import (
         IndexSnapshot,
-        RevSnapshot,
         blob_path_id,
         blob_store_dirs,
-        changes,
         looks_like_manifest,
         open_repo,
         read_object,
+        staged_deletions,
         store_dir_for,
     )
 
@@ -272,10 +272,10 @@ def verify_staged(start: str | os.PathLike[str] | None = None) -> VerifyReport:
     root = Path(repo.path)
     index = IndexSnapshot(repo)
     entries = index.entries()
-    staged = changes(RevSnapshot(repo, "HEAD"), index)
     stores = blob_store_dirs(entries)
-    deleting_blobs = any(c.status == "deleted" and blob_path_id(c.path) for c in staged)
-    candidates = list(entries) if deleting_blobs else [c.path for c in staged if c.status != "deleted"]
+    # removing a payload can break a cassette that is not itself staged: then check them all
+    deleting_blobs = any(blob_path_id(p) for p in staged_deletions(repo))
+    candidates = sorted(entries) if deleting_blobs else [f.path for f in staged_files(repo)]
     report = VerifyReport()
     for path in candidates:
         if not path.endswith(".json") or blob_path_id(path):

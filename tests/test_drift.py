@@ -181,7 +181,7 @@ def test_semantic_drift_after_a_rerecord_reports_only_regressions() -> None:
     assert {i.category for i in everything} >= {"reworded", "added"}
     found = cassette.semantic_drift()
     assert [(i.seq, i.category) for i in found] == [(2, "added")]
-    assert found[0].reason.startswith("added") and found[0].score is None
+    assert found[0].reason == "not in the earlier recording" and found[0].score is None
     # the same answer from the files on disk (committed vs .pending.json)
     assert [(i.seq, i.category) for i in cassette.semantic_drift("tests/cassettes/triage.json")] == [
         (2, "added")
@@ -441,6 +441,17 @@ def test_drift_cli_between_revisions_and_staged(capsys: pytest.CaptureFixture[st
     capsys.readouterr()
     assert main(["drift", "--rev", "no-such-branch..HEAD"]) == 2
     assert "has no commit 'no-such-branch'" in capsys.readouterr().err
+
+    _git("mv", "tests/cassettes/triage.json", "tests/cassettes/renamed.json")
+    _git("commit", "-q", "-m", "rename")
+    assert main(["drift", "--rev", "HEAD~1..HEAD", "--format", "json"]) == 0
+    [renamed] = json.loads(capsys.readouterr().out)  # compared with its earlier self: nothing changed
+    assert renamed["file"] == "tests/cassettes/triage.json → tests/cassettes/renamed.json"
+    assert renamed["items"] == []
+    _git("rm", "-q", "--cached", "tests/cassettes/renamed.json")
+    assert main(["drift", "--staged", "--format", "json"]) == 0
+    [gone] = json.loads(capsys.readouterr().out)
+    assert gone["status"] == "removed" and {i["category"] for i in gone["items"]} == {"removed"}
 
 
 def test_markdown_cells_escape_pipes() -> None:

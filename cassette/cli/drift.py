@@ -38,6 +38,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="list volatile-only interactions too")
 
 
+def _in_git_repo() -> bool:
+    from cassette._errors import CassetteError
+    from cassette.hooks._snapshot import open_repo
+
+    try:
+        open_repo()
+    except CassetteError:
+        return False
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     from cassette._config import load_config
     from cassette.hooks.drift import (
@@ -64,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         drifts = drift_staged(backend=args.backend)
     elif args.rev:
         drifts = drift_revs(args.rev, backend=args.backend)
-    elif args.pending or pending_files(paths):
+    elif args.pending or pending_files(paths) or not _in_git_repo():
         drifts = drift_pending(paths, backend=args.backend)
     else:
         drifts = drift_staged(backend=args.backend)

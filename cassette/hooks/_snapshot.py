@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -39,17 +38,16 @@ def open_repo(start: str | os.PathLike[str] | None = None) -> Any:
         repo = open_repo()
         repo.path  # the work tree root
     """
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
+    from cassette._git import find_repo
 
     here = Path(start or Path.cwd()).resolve()
-    try:
-        return Repo.discover(str(here))
-    except NotGitRepository:
+    repo = find_repo(here)
+    if repo is None:
         raise NotAGitRepositoryError(
             f"{here} is not inside a git work tree, so there is no index or history to read. "
             "Run the command inside the repository, or pass file paths instead of --staged/--rev."
-        ) from None
+        )
+    return repo
 
 
 def blob_path_id(path: str) -> str | None:
@@ -189,34 +187,10 @@ def read_object(repo: Any, sha: str) -> bytes | None:
     return data if isinstance(data, bytes) else None
 
 
-@dataclass(frozen=True)
-class Change:
-    """One file that differs between two snapshots: ``status`` is added, modified or deleted."""
-
-    path: str
-    status: str
-    old: str | None  # blob ids
-    new: str | None
-
-
-def changes(old: Snapshot, new: Snapshot) -> list[Change]:
-    """Files added, modified or deleted from ``old`` to ``new``, sorted by path.
-
-    Example::
-
-        repo = open_repo()
-        for c in changes(RevSnapshot(repo, "HEAD"), IndexSnapshot(repo)):
-            print(c.status, c.path)  # what is staged
-    """
-    a, b = old.entries(), new.entries()
-    out: list[Change] = []
-    for path in sorted(set(a) | set(b)):
-        x, y = a.get(path), b.get(path)
-        if x == y:
-            continue
-        status = "added" if x is None else "deleted" if y is None else "modified"
-        out.append(Change(path, status, x, y))
-    return out
+def staged_deletions(repo: Any) -> list[str]:
+    """Paths in ``HEAD`` that the index no longer has (``git rm``), sorted."""
+    index = IndexSnapshot(repo).entries()
+    return sorted(p for p in RevSnapshot(repo, "HEAD").entries() if p not in index)
 
 
 # --- cassettes inside a snapshot ------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,35 +146,51 @@ def drift_pending(
     return out
 
 
-def _snapshot_drift(old_snap: Any, new_snap: Any, *, backend: str | None) -> list[CassetteDrift]:
+# (old path, new path, status): a cassette file that changed between two versions
+_Pair = tuple[str | None, str | None, str]
+
+
+def _pairs_drift(
+    repo: Any,
+    pairs: Iterable[_Pair],
+    read_old: Callable[[str], bytes | None],
+    read_new: Callable[[str], bytes | None],
+    *,
+    backend: str | None,
+) -> list[CassetteDrift]:
+    """Drift of every cassette among ``pairs``; payloads come from git's objects (or the stores on disk)."""
     from cassette.hooks._snapshot import (
+        IndexSnapshot,
         blob_path_id,
         blob_store_dirs,
         cassette_from_bytes,
-        changes,
         git_blob_reader,
         looks_like_manifest,
     )
 
-    repo = old_snap.repo
+    # payloads are git objects once staged or committed; a store on disk covers the rest
     root = Path(repo.path)
-    stores = blob_store_dirs(new_snap.entries()) | blob_store_dirs(old_snap.entries())
-    reader = git_blob_reader(repo, tuple(root / s for s in sorted(stores)))
+    reader = git_blob_reader(
+        repo, tuple(root / s for s in sorted(blob_store_dirs(IndexSnapshot(repo).entries())))
+    )
     out: list[CassetteDrift] = []
-    for change in changes(old_snap, new_snap):
-        if not change.path.endswith(".json") or blob_path_id(change.path):
+    for old_path, new_path, status in pairs:
+        path = new_path or old_path
+        assert path is not None
+        if not path.endswith(".json") or blob_path_id(path):
             continue
-        old_data = old_snap.read(change.path) if change.old else None
-        new_data = new_snap.read(change.path) if change.new else None
-        if not (looks_like_manifest(change.path, new_data) or looks_like_manifest(change.path, old_data)):
+        old_data = read_old(old_path) if old_path else None
+        new_data = read_new(new_path) if new_path else None
+        if not (looks_like_manifest(path, new_data) or looks_like_manifest(path, old_data)):
             continue
+        shown = path if old_path in (None, new_path) else f"{old_path} → {new_path}"
         try:
-            old = cassette_from_bytes(old_data, change.path, reader) if old_data is not None else None
-            new = cassette_from_bytes(new_data, change.path, reader) if new_data is not None else None
+            old = cassette_from_bytes(old_data, old_path or path, reader) if old_data is not None else None
+            new = cassette_from_bytes(new_data, path, reader) if new_data is not None else None
         except CassetteError as exc:
-            out.append(_failed(change.path, change.status, exc))
+            out.append(_failed(shown, status, exc))
             continue
-        out.append(drift_of(change.path, old, new, backend=backend))
+        out.append(drift_of(shown, old, new, backend=backend))
     return out
 
 
@@ -187,10 +203,21 @@ def drift_staged(
 
         print(render_markdown(drift_staged()))
     """
-    from cassette.hooks._snapshot import IndexSnapshot, RevSnapshot, open_repo
+    from cassette._git import head_blob, staged_files
+    from cassette.hooks._snapshot import open_repo, read_object, staged_deletions
 
     repo = open_repo(start)
-    return _snapshot_drift(RevSnapshot(repo, "HEAD"), IndexSnapshot(repo), backend=backend)
+    staged = {f.path: f for f in staged_files(repo)}
+    pairs: list[_Pair] = [
+        (f.path if f.change == "modify" else None, f.path, f.change) for f in staged.values()
+    ]
+    pairs += [(p, None, "delete") for p in staged_deletions(repo)]
+    pairs.sort(key=lambda p: p[1] or p[0] or "")
+
+    def read_new(path: str) -> bytes | None:
+        return read_object(repo, staged[path].blob_id)
+
+    return _pairs_drift(repo, pairs, lambda p: head_blob(repo, p), read_new, backend=backend)
 
 
 def drift_revs(
@@ -198,44 +225,42 @@ def drift_revs(
 ) -> list[CassetteDrift]:
     """Cassettes changed between commits: ``A..B``, ``A..`` (to ``HEAD``) or ``A`` (what commit A changed).
 
+    Renamed cassettes are compared with their earlier version.
+
     Example::
 
         drift_revs("origin/main..HEAD")
     """
-    from cassette.hooks._snapshot import RevSnapshot, open_repo
+    from cassette._git import changed_between, read_at_rev
+    from cassette.hooks._snapshot import RevSnapshot, open_repo, resolve_commit
 
     repo = open_repo(start)
     if ".." in spec:
         a, b = spec.split("..", 1)
-        if a.endswith("."):
+        if a.endswith(".") or b.startswith("."):
             raise CassetteConfigError(
                 f"--rev {spec!r}: three-dot ranges are not supported; write A..B (both commits named)."
             )
-        return _snapshot_drift(
-            RevSnapshot(repo, a or "HEAD"), RevSnapshot(repo, b or "HEAD"), backend=backend
+        a, b = a or "HEAD", b or "HEAD"
+    else:
+        b = spec
+        parents = resolve_commit(repo, spec).parents
+        a = parents[0].decode("ascii") if parents else ""
+    new_id = resolve_commit(repo, b).id.decode("ascii")
+    if not a:  # a root commit: everything in it is new
+        pairs: list[_Pair] = [(None, p, "add") for p in sorted(RevSnapshot(repo, new_id).entries())]
+        return _pairs_drift(
+            repo, pairs, lambda p: None, lambda p: read_at_rev(repo, new_id, p), backend=backend
         )
-    new = RevSnapshot(repo, spec)
-    commit = _commit(repo, spec)
-    parent = commit.parents[0].decode() if commit.parents else None
-    old = RevSnapshot(repo, parent) if parent else _EmptySnapshot(repo)
-    return _snapshot_drift(old, new, backend=backend)
-
-
-def _commit(repo: Any, rev: str) -> Any:
-    from cassette.hooks._snapshot import resolve_commit
-
-    return resolve_commit(repo, rev)
-
-
-class _EmptySnapshot:
-    def __init__(self, repo: Any) -> None:
-        self.repo = repo
-
-    def entries(self) -> dict[str, str]:
-        return {}
-
-    def read(self, path: str) -> bytes | None:
-        return None
+    old_id = resolve_commit(repo, a).id.decode("ascii")
+    pairs = changed_between(repo, old_id, new_id)
+    return _pairs_drift(
+        repo,
+        pairs,
+        lambda p: read_at_rev(repo, old_id, p),
+        lambda p: read_at_rev(repo, new_id, p),
+        backend=backend,
+    )
 
 
 # --- failing on categories --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,10 +127,12 @@ class _Run:
         self.allow = allow
         self.cache = cache
 
-    def scan(self, data: bytes, file: str, blob_id: str | None = None) -> list[Finding]:
+    def scan(self, data: bytes | Callable[[], bytes], file: str, blob_id: str | None = None) -> list[Finding]:
+        """Findings in ``data`` (bytes, or a function reading them only on a cache miss)."""
         rows = self.cache.get(blob_id) if self.cache is not None and blob_id else None
         if rows is None:
-            found = self.scanner.scan(data, file, content_id=blob_id)
+            raw = data() if callable(data) else data
+            found = self.scanner.scan(raw, file, content_id=blob_id)
             rows = [(f.rule, f.line, f.path, f.masked, f.fingerprint) for f in found]
             if self.cache is not None and blob_id:
                 self.cache.put(blob_id, rows)
@@ -170,7 +172,8 @@ def scan_staged(
             print(reported)  # tests/cassettes/triage.json:14: openai-api-key at …: sk-proj-…Xy12 (…)
     """
     from cassette._config import load_config
-    from cassette.hooks._snapshot import IndexSnapshot, RevSnapshot, blob_path_id, changes, open_repo
+    from cassette._git import staged_files
+    from cassette.hooks._snapshot import blob_path_id, open_repo
 
     repo = open_repo(start)
     root = Path(repo.path)
@@ -186,18 +189,14 @@ def scan_staged(
         cassette_dir = config.cassette_root().relative_to(root.resolve()).as_posix()
     except ValueError:
         cassette_dir = None
-    index = IndexSnapshot(repo)
-    staged = [c for c in changes(RevSnapshot(repo, "HEAD"), index) if c.new is not None]
-    targets = [c for c in staged if _in_scope(c.path, cassette_dir, all_files)]
-    referenced = _references(index, [c.path for c in targets if not blob_path_id(c.path)])
+    targets = [f for f in staged_files(repo) if _in_scope(f.path, cassette_dir, all_files)]
+    manifests = {f.path: f.read() for f in targets if f.path.endswith(".json") and not blob_path_id(f.path)}
+    referenced = _references(repo, manifests)
     out: list[Reported] = []
-    for change in targets:
-        assert change.new is not None
-        data = index.read(change.path)
-        if data is None:
-            continue
-        ref = referenced.get(blob_path_id(change.path) or "")
-        for finding in run.scan(data, change.path, change.new):
+    for staged in targets:
+        ref = referenced.get(blob_path_id(staged.path) or "")
+        content = manifests.get(staged.path) or staged.read  # payloads are read only on a cache miss
+        for finding in run.scan(content, staged.path, staged.blob_id):
             if ref is None:
                 out.append(Reported(finding))
             else:
@@ -212,19 +211,19 @@ def scan_staged(
     return out
 
 
-def _references(index: Any, paths: list[str]) -> dict[str, tuple[str, str]]:
-    """blob id → (cassette, JSON path) for the payloads referenced by the staged cassettes in ``paths``."""
+def _references(repo: Any, files: dict[str, bytes]) -> dict[str, tuple[str, str]]:
+    """blob id → (cassette, JSON path) for the payloads referenced by the staged cassettes in ``files``."""
     from cassette.hooks._snapshot import blob_refs_with_paths, looks_like_manifest, read_object
 
     out: dict[str, tuple[str, str]] = {}
-    for path in paths:
-        data = index.read(path)
+    for path, data in files.items():
         if not looks_like_manifest(path, data):
             continue
         try:
-            assert data is not None
             doc = loads(data)
         except (ValueError, RecursionError):
+            continue
+        if not isinstance(doc, dict):
             continue
         todo = list(blob_refs_with_paths(doc.get("interactions"), "interactions"))
         while todo:
@@ -233,7 +232,7 @@ def _references(index: Any, paths: list[str]) -> dict[str, tuple[str, str]]:
                 continue
             out[blob_id] = (path, where)
             if is_json:
-                payload = read_object(index.repo, blob_id)
+                payload = read_object(repo, blob_id)
                 try:
                     inner = loads(payload) if payload is not None else None
                 except (ValueError, RecursionError):

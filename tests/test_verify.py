@@ -119,9 +119,13 @@ def test_temp_files_and_other_json_are_ignored_in_a_directory(capsys: pytest.Cap
     assert doc["ok"] is True and doc["files"][0]["blobs"] == 3
 
 
-def test_a_missing_path_is_reported() -> None:
+def test_a_missing_path_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
     [problem] = verify_paths(["tests/cassettes/nope.json"]).problems
     assert "no such file" in problem.message
+    assert main(["verify"]) == 0  # no cassette directory yet: nothing to verify, said so
+    assert "nothing to verify" in capsys.readouterr().err
+    assert main(["scan"]) == 0
+    assert "nothing to scan" in capsys.readouterr().err
 
 
 def test_a_recorded_cassette_verifies(devserver: Any) -> None:

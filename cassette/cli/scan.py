@@ -36,8 +36,11 @@ def run(args: argparse.Namespace) -> int:
     if args.staged:
         found = scan_staged(all_files=args.all_files, use_cache=not args.no_cache)
     else:
-        paths = args.paths or [str(load_config().cassette_root())]
-        found = scan_paths(paths)
+        default = load_config().cassette_root()
+        if not args.paths and not default.is_dir():
+            print(f"cassette scan: no cassette directory at {default}; nothing to scan.", file=sys.stderr)
+            return 0
+        found = scan_paths(args.paths or [str(default)])
     if args.format == "json":
         sys.stdout.write(
             orjson.dumps([r.to_json() for r in found], option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -26,9 +26,11 @@ def run(args: argparse.Namespace) -> int:
     if args.staged and args.paths:
         print("cassette verify: pass either --staged or paths, not both.", file=sys.stderr)
         return 2
-    report = (
-        verify_staged() if args.staged else verify_paths(args.paths or [str(load_config().cassette_root())])
-    )
+    default = load_config().cassette_root()
+    if not args.staged and not args.paths and not default.is_dir():
+        print(f"cassette verify: no cassette directory at {default}; nothing to verify.", file=sys.stderr)
+        return 0
+    report = verify_staged() if args.staged else verify_paths(args.paths or [str(default)])
     if args.format == "json":
         sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
     elif not report.ok or args.verbose:

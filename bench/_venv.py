@@ -55,8 +55,11 @@ def ensure() -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     print("bench: installing the peers and this project into it (pip) ...", flush=True)
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, *PEERS], check=True)
-    subprocess.run([*pip, "-e", str(REPO)], check=True)
+    for args in (PEERS, ["-e", str(REPO)]):
+        done = subprocess.run([*pip, *args], capture_output=True, text=True)
+        if done.returncode != 0:  # the build backend's warnings are noise unless it failed
+            sys.stderr.write(done.stdout + done.stderr)
+            raise SystemExit(f"bench: pip install {' '.join(args)} failed (exit {done.returncode})")
     stamp_file.write_text(_stamp() + "\n")
     return python
 

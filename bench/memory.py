@@ -1,8 +1,11 @@
 """Peak RSS while replaying a 10,000-interaction cassette, measured in a fresh subprocess.
 
 The child imports the SDK and cassette, opens the cassette, replays every call
-through the OpenAI SDK, and reports ``resource.getrusage(RUSAGE_SELF).ru_maxrss``
-after the imports, after opening, and at the end.
+through the OpenAI SDK, and reports its peak resident set size after the
+imports, after opening, and at the end: ``VmHWM`` of ``/proc/self/status`` on
+Linux (``resource.getrusage``'s ``ru_maxrss`` survives fork+exec there, so a
+child started by a big parent would report the parent's peak), ``ru_maxrss``
+elsewhere.
 """
 
 from __future__ import annotations
@@ -26,6 +29,15 @@ def child(manifest: str, store: str, count: int) -> None:
     from bench._data import MODEL, chat_calls
 
     def rss_mb() -> float:
+        # Linux carries ru_maxrss across fork+exec, so a child would report its parent's peak: read the
+        # high-water mark of this process's own address space where the kernel offers it
+        try:
+            with open("/proc/self/status") as fh:
+                for line in fh:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
     calls = chat_calls(count)

@@ -102,19 +102,11 @@ def record(root: Path, n: int, base_url: str) -> None:
 def run_suite(root: Path, plugin: bool) -> list[tuple[float, float]]:
     """Run one of the two files in a pytest subprocess; (cpu, wall) seconds per test."""
     times = root / ("times-with.json" if plugin else "times-without.json")
-    # other pytest plugins that a bench venv has (vcr markers) would cost both runs the same: off
-    args = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:recording",
-        "-p",
-        "no:cassetter",
-    ]
+    # other installed pytest plugins (vcr markers, hypothesis, xdist) cost both runs the same: off
+    others = ("recording", "cassetter", "hypothesispytest", "xdist", "asyncio", "anyio", "randomly")
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    for name in others:
+        args += ["-p", f"no:{name}"]
     if plugin:
         args += ["--cassette-mode=replay", "test_with_plugin.py"]
     else:
@@ -134,7 +126,7 @@ def run(cfg: BenchConfig) -> Section:
         section.error = "cassette/pytest_plugin.py is not there yet: workload skipped"
         return section
     n = cfg.size(200, 4)
-    rounds = cfg.size(3, 1)
+    rounds = cfg.size(2, 1)
     root = cfg.scratch("plugin-suite")
     write_suite(root, n)
     port = free_port()

@@ -270,6 +270,42 @@ def replay_once(
     return t, texts
 
 
+def replay_paired(
+    first: Impl,
+    second: Impl,
+    paths: tuple[Path, Path],
+    base_url: str,
+    calls: list[Any],
+    stream: bool,
+    block: int,
+) -> tuple[tuple[Timing, list[str]], tuple[Timing, list[str]]]:
+    """Replay ``calls`` through two tools at once, alternating blocks of ``block`` calls.
+
+    Both see the same moments of the machine, so their ratio holds even while other
+    processes come and go. Only tools that patch nothing global can be paired
+    (the floor and ours: each has its own client).
+    """
+    totals = (Timing(), Timing())
+    texts: tuple[list[str], list[str]] = ([], [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with (
+            first.replaying(paths[0], base_url, stream) as a,
+            second.replaying(paths[1], base_url, stream) as b,
+        ):
+            creates = (a.chat.completions.create, b.chat.completions.create)
+            for j, start in enumerate(range(0, len(calls), block)):
+                chunk = calls[start : start + block]
+                for k in (0, 1) if j % 2 == 0 else (1, 0):
+                    create = creates[k]
+                    with timed() as t:
+                        got = [consume(create(model=MODEL, messages=m, stream=stream), stream) for m in chunk]
+                    totals[k].cpu += t.cpu
+                    totals[k].wall += t.wall
+                    texts[k].extend(got)
+    return (totals[0], texts[0]), (totals[1], texts[1])
+
+
 def run(cfg: BenchConfig) -> Section:
     section = Section("replay", "1. Replay cost per LLM call through the OpenAI SDK (chat.completions)")
     impls = all_impls()
@@ -284,7 +320,8 @@ def run(cfg: BenchConfig) -> Section:
         tag = "stream" if stream else "chat"
         section.lines.append(
             f"{variant}: {n:,} calls, each a {len(calls[0][0]['content'])}-character system prompt and a "
-            f"unique user turn; median of {rounds} round(s), the tools interleaved within each round."
+            f"unique user turn; median of {rounds} round(s). In each round the floor and ours replay "
+            "side by side (alternating blocks of 50 calls, both clients open), then each peer in turn."
         )
         failed: dict[str, str] = {}
         available: list[Impl] = []
@@ -305,21 +342,30 @@ def run(cfg: BenchConfig) -> Section:
         wall: dict[str, list[float]] = {i.key: [] for i in available}
         texts: dict[str, list[str]] = {}
         strides = {i.key: max(1, n // i.samples) if i.samples and not cfg.quick else 1 for i in impls}
+        paired = [i for i in available if i.key in ("floor", "ours")]
+        alone = [i for i in available if i not in paired]
         for r in range(rounds):
-            order = available[r % len(available) :] + available[: r % len(available)]
-            for impl in order:
+            results: dict[str, tuple[Timing, list[str]]] = {}
+            if len(paired) == 2:  # the target that matters most, measured side by side in time
+                paths = (work / f"floor-{tag}.json", work / f"ours-{tag}.json")
+                results["floor"], results["ours"] = replay_paired(
+                    paired[0], paired[1], paths, base_url, calls, stream, block=cfg.size(50, 3)
+                )
+            else:
+                alone = available
+            for impl in alone[r % max(len(alone), 1) :] + alone[: r % max(len(alone), 1)]:
                 if impl.key in failed:
                     continue
                 subset = calls[:: strides[impl.key]]
                 path = work / f"{impl.key}-{tag}.{_suffix(impl)}"
                 try:
-                    t, got = replay_once(impl, path, base_url, subset, stream)
+                    results[impl.key] = replay_once(impl, path, base_url, subset, stream)
                 except Exception as exc:
                     failed[impl.key] = f"failed: {type(exc).__name__}: {str(exc)[:120]}"
-                    continue
-                cpu[impl.key].append(t.cpu / len(subset) * 1000)
-                wall[impl.key].append(t.wall / len(subset) * 1000)
-                texts[impl.key] = got
+            for key, (t, got) in results.items():
+                cpu[key].append(t.cpu / len(got) * 1000)
+                wall[key].append(t.wall / len(got) * 1000)
+                texts[key] = got
         med = {k: median(v) for k, v in cpu.items() if v}
         for key, values in cpu.items():
             if values:

@@ -300,10 +300,12 @@ def make_corpus(
 
 
 def _forms(secret: str) -> list[str]:
-    """The secret as decoded text and as it sits in JSON (escaped once and, inside arguments, twice)."""
+    """What counts as reporting ``secret``: the secret as decoded text, as it sits in JSON (escaped
+    once and, inside tool arguments, twice), and with one boundary character lost (a finding that
+    leaves one character of a key behind still locates it)."""
     once = json.dumps(secret)[1:-1]
     twice = json.dumps(once)[1:-1]
-    return list(dict.fromkeys([secret, once, twice]))
+    return list(dict.fromkeys([secret, once, twice, secret[1:], secret[:-1]]))
 
 
 def _ours_scan(files: list[Path]) -> tuple[float, float, dict[str, list[Any]]]:

@@ -82,8 +82,8 @@ def run(cfg: BenchConfig) -> Section:
     if peer("cassette._semantic") is None:
         section.error = "cassette/_semantic.py is not there yet"
         return section
-    items = pairs(cfg.size(20000, 400))
-    rounds = cfg.size(cfg.rounds, 1)
+    items = pairs(cfg.size(5000, 400))
+    rounds = cfg.size(3, 1)
     ours = [_ours(items) for _ in range(rounds)]
     have = peer("cendor.cassette") is not None
     theirs = [_cendor(items) for _ in range(rounds)] if have else []

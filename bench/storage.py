@@ -27,13 +27,11 @@ def _client(base_url: str) -> Any:
     return OpenAI(base_url=base_url, api_key=API_KEY, max_retries=0)
 
 
-def _ours(
-    path: Path, body: Callable[[Any], None], base_url: str, store: Path, threshold: int | None = None
-) -> None:
+def _ours(path: Path, body: Callable[[Any], None], base_url: str, store: Path) -> None:
     import cassette
 
     client = cassette.instrument(_client(base_url))
-    with cassette.using(path, mode="record", store=store, blob_threshold=threshold):
+    with cassette.using(path, mode="record", store=store):
         body(client)
 
 
@@ -92,8 +90,7 @@ def one_test(i: int) -> Callable[[Any], None]:
     return body
 
 
-TOOLS_UNDER_TEST = ("ours", "cendor", "vcrpy", "cassetter", "ours-64")
-SMALL_THRESHOLD = 64  # what-if: ours with every object in a list above 64 bytes moved to the store
+TOOLS_UNDER_TEST = ("ours", "cendor", "vcrpy", "cassetter")
 
 
 def run(cfg: BenchConfig) -> Section:
@@ -102,14 +99,12 @@ def run(cfg: BenchConfig) -> Section:
     suite_size = cfg.size(100, 3)
     have = {
         "ours": True,
-        "ours-64": True,
         "cendor": peer("cendor.cassette") is not None,
         "vcrpy": peer("vcr") is not None,
         "cassetter": peer("cassetter") is not None,
     }
     names = {
         "ours": "cassette (ours)",
-        "ours-64": f"ours with blob_threshold={SMALL_THRESHOLD} (what-if)",
         "cendor": label("cendor-cassette"),
         "vcrpy": label("vcrpy") + " YAML",
         "cassetter": label("cassetter") + " YAML",
@@ -201,8 +196,6 @@ def run(cfg: BenchConfig) -> Section:
 def _record(key: str, path: Path, body: Callable[[Any], None], base_url: str, store: Path) -> None:
     if key == "ours":
         _ours(path, body, base_url, store)
-    elif key == "ours-64":
-        _ours(path, body, base_url, store, SMALL_THRESHOLD)
     elif key == "vcrpy":
         _vcrpy(path, body, base_url)
     elif key == "cassetter":

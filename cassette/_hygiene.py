@@ -132,12 +132,10 @@ def cassette_age(path: Path, now: float | None = None) -> tuple[float, str]:
 
 
 def _last_commit_time(path: Path) -> float | None:
+    """Commit time of the last commit that changed ``path``; ``None`` if untracked or edited since."""
     try:
         _git = importlib.import_module("cassette._git")
     except ImportError:  # the git helpers are optional for expiry: mtime is the fallback
-        return None
-    fn = getattr(_git, "last_commit_time", None)
-    if fn is None:
         return None
     repo_root = _repo_root(path)
     if repo_root is None:
@@ -145,13 +143,14 @@ def _last_commit_time(path: Path) -> float | None:
     try:
         from dulwich.repo import Repo
 
+        rel = path.resolve().relative_to(repo_root).as_posix()
         with Repo(str(repo_root)) as repo:
-            result = fn(repo, path.resolve().relative_to(repo_root).as_posix())
+            if _git.head_blob(repo, rel) != path.read_bytes():
+                return None  # re-recorded and not committed yet: the file itself is the news
+            result = _git.last_commit_time(repo, rel)
     except (CassetteError, OSError, KeyError, ValueError):
         return None
-    if result is None:
-        return None
-    return float(result.timestamp()) if hasattr(result, "timestamp") else float(result)
+    return None if result is None else float(result)
 
 
 def _repo_root(path: Path) -> Path | None:
@@ -306,6 +305,7 @@ def plan_gc(root: Path, store: Path) -> GcPlan:
         plan = plan_gc(Path("tests/cassettes"), Path("tests/cassettes/.blobs"))
         [p.name for p in plan.blobs]
     """
+    root, store = root.resolve(), store.resolve()  # one spelling per file: the store may lie inside root
     docs = []
     for path in cassette_files(root, side_files=True):
         try:

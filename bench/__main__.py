@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", default=None, help="markdown output (default docs/benchmarks.md; quick: none)"
     )
-    parser.add_argument("--rounds", type=int, default=5, help="rounds whose median is reported (default 5)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds whose median is reported (default 3)")
     parser.add_argument("--no-profile", action="store_true", help="skip the cProfile runs of our side")
     args = parser.parse_args(args_list)
     if not args.no_venv and not _venv.inside():

@@ -29,7 +29,7 @@ class BenchConfig:
 
     quick: bool
     workdir: Path
-    rounds: int = 5  # repetitions whose median is reported
+    rounds: int = 3  # repetitions whose median is reported
     profile: bool = True
 
     def size(self, full: Any, quick: Any) -> Any:
@@ -146,12 +146,18 @@ def profile_text(fn: Callable[[], Any], *, limit: int = 14) -> str:
         fn()
     finally:
         prof.disable()
-    stats = pstats.Stats(prof)
+    return stats_text(pstats.Stats(prof), limit=limit)
+
+
+def stats_text(
+    stats: pstats.Stats, *, limit: int = 14, ours: str = "", label: str = "our code (cassette/)"
+) -> str:
+    """The top ``limit`` functions of a profile by own time, then ours (a path regex) by cumulative time."""
     total = stats.total_tt  # type: ignore[attr-defined]
     parts = [f"total {total:.3f} s under cProfile; top {limit} by own time:"]
     parts.append(_table(stats, "tottime", limit))
-    parts.append("our code (cassette/) by cumulative time:")
-    parts.append(_table(stats, "cumulative", 8, str(REPO / "cassette") + "/"))
+    parts.append(f"{label} by cumulative time:")
+    parts.append(_table(stats, "cumulative", 10, ours or re.escape(str(REPO / "cassette") + "/")))
     return "\n".join(parts)
 
 
@@ -160,7 +166,7 @@ def _table(stats: pstats.Stats, sort: str, limit: int, restrict: str | None = No
     stats.stream = out  # type: ignore[attr-defined]
     stats.sort_stats(sort)
     if restrict:
-        stats.print_stats(restrict.replace(".", r"\."), limit)
+        stats.print_stats(restrict, limit)
     else:
         stats.print_stats(limit)
     lines = out.getvalue().splitlines()

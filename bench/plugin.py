@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench._data import MODEL, SEED, chat_calls, devserver, free_port
-from bench._harness import BenchConfig, Row, Section, Target, median, peer
+from bench._harness import REPO, BenchConfig, Row, Section, Target, median, peer, stats_text
 from bench.replay import API_KEY
 
 CONFTEST = """
@@ -99,12 +100,13 @@ def record(root: Path, n: int, base_url: str) -> None:
             client.chat.completions.create(model=MODEL, messages=calls[i], stream=False)
 
 
-def run_suite(root: Path, plugin: bool) -> list[tuple[float, float]]:
+def run_suite(root: Path, plugin: bool, profile_to: Path | None = None) -> list[tuple[float, float]]:
     """Run one of the two files in a pytest subprocess; (cpu, wall) seconds per test."""
     times = root / ("times-with.json" if plugin else "times-without.json")
     # other installed pytest plugins (vcr markers, hypothesis, xdist) cost both runs the same: off
     others = ("recording", "cassetter", "hypothesispytest", "xdist", "asyncio", "anyio", "randomly")
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    profiler = ["-m", "cProfile", "-o", str(profile_to)] if profile_to else []
+    args = [sys.executable, *profiler, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     for name in others:
         args += ["-p", f"no:{name}"]
     if plugin:
@@ -156,6 +158,16 @@ def run(cfg: BenchConfig) -> Section:
             wall: {median(wall[True]):.3f} ms vs {median(wall[False]):.3f} ms"""
         ).replace("\n", " ")
     )
+    if cfg.profile and not cfg.quick:
+        import pstats
+
+        out = root / "with-plugin.prof"
+        run_suite(root, True, profile_to=out)
+        plugin_code = re.escape(str(REPO / "cassette")) + r"/(pytest_plugin|_netguard)\.py"
+        section.profile = f"pytest run of the {n} tests with the plugin (whole process, imports included):\n"
+        section.profile += stats_text(
+            pstats.Stats(str(out)), limit=8, ours=plugin_code, label="the plugin's code"
+        )
     section.rows.append(
         Row(
             "plugin overhead per replayed test",

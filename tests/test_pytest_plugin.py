@@ -48,6 +48,14 @@ asyncio_default_fixture_loop_scope = "function"
 """
 
 
+@pytest.fixture(autouse=True)
+def _quiet_inner_asyncio(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner runs without asyncio settings would make pytest-asyncio warn about its future default."""
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts
+        monkeypatch.setenv("PYTEST_ADDOPTS", "-o asyncio_default_fixture_loop_scope=function")
+
+
 @pytest.fixture
 def suite(
     pytester: pytest.Pytester, devserver: DevServer, monkeypatch: pytest.MonkeyPatch
@@ -574,51 +582,6 @@ def test_expired_cassettes(suite: pytest.Pytester, devserver: DevServer, action:
         result.assert_outcomes(passed=1)
         assert manifest.with_name("test_agent.pending.json").is_file()
     assert len(devserver.requests) == (2 if action == "rerecord" else 1)
-
-
-@pytest.mark.parametrize(
-    ("toml", "message"),
-    [
-        ('mod = "replay"', "unknown key [tool.cassette] 'mod'. Known keys: allow_hosts, "),
-        ('network_guard = "yes"', "[tool.cassette] network_guard must be true or false, got 'yes'"),
-        ('max_age = "90 days"', "[tool.cassette] max_age must be a number followed by h, d, w or y"),
-        ('orphans = "loud"', "[tool.cassette] orphans must be one of 'off', 'warn', 'fail'"),
-        ('plugins = ["no_such_cassette_plugin"]', "cannot import plugin 'no_such_cassette_plugin'"),
-    ],
-)
-def test_bad_config_is_a_clean_usage_error(pytester: pytest.Pytester, toml: str, message: str) -> None:
-    pytester.makepyprojecttoml(f"[tool.cassette]\n{toml}\n")
-    pytester.makepyfile(test_x="def test_x():\n    pass\n")
-    result = pytester.runpytest()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    error = result.stderr.str()
-    assert error.startswith(f"ERROR: cassette: {pytester.path / 'pyproject.toml'}: ") and message in error
-    assert "Traceback" not in result.stderr.str() + result.stdout.str()
-
-
-def test_config_plugin_normalises_requests_in_a_pytest_run(
-    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    suite.makepyfile(
-        date_plugin="""
-import re
-from cassette import hookimpl
-
-@hookimpl
-def cassette_normalize(request, kind):
-    for m in request.get("messages", []):
-        if isinstance(m.get("content"), str):
-            m["content"] = re.sub(r"\\d{4}-\\d{2}-\\d{2}", "<date>", m["content"])
-""",
-        test_dated=HEADER
-        + "\n@pytest.mark.cassette\ndef test_today():\n    ask('today is ' + os.environ['TODAY'])\n",
-    )
-    suite.makepyprojecttoml(PYPROJECT + '\n[tool.cassette]\nplugins = ["date_plugin"]\n')
-    suite.syspathinsert()
-    monkeypatch.setenv("TODAY", "2026-11-30")
-    suite.runpytest().assert_outcomes(passed=1)
-    monkeypatch.setenv("TODAY", "2026-12-01")
-    suite.runpytest("--cassette-mode=replay").assert_outcomes(passed=1)
 
 
 # --- xdist ----------------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from cassette._errors import (
     UnsupportedVersionError,
 )
 from cassette._model import Cassette, HttpRequest, Interaction
+from cassette._netguard import NetworkBlockedError, block_network
 from cassette._promote import PromoteError, PromoteReport, promote
 from cassette._session import AmbiguousSessionError, Mode, Session, current_session
 from cassette._store import load_cassette
@@ -75,6 +76,7 @@ __all__ = [
     "InvalidBlobRefError",
     "MissingBlobError",
     "Mode",
+    "NetworkBlockedError",
     "PromoteError",
     "PromoteReport",
     "Session",
@@ -86,6 +88,7 @@ __all__ = [
     "UnsupportedVersionError",
     "async_http_client",
     "async_transport",
+    "block_network",
     "current_session",
     "drift",
     "hookimpl",

@@ -465,6 +465,20 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Session]:
                 pass
 
 
+@pytest.fixture
+def cassette_session(cassette: Session) -> Session:
+    """The same session as the ``cassette`` fixture, for tests that also use the ``cassette`` module.
+
+    Example::
+
+        def test_triage(cassette_session):
+            client = cassette.instrument(OpenAI())
+            ...
+            assert cassette_session.interactions
+    """
+    return cassette
+
+
 @pytest.fixture(autouse=True)
 def _cassette_marker(request: pytest.FixtureRequest) -> None:
     """Open the cassette for tests marked ``@pytest.mark.cassette`` before any other function fixture."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -108,6 +109,10 @@ def test_fixture_alone(cassette):
     assert [i.kind for i in cassette.interactions] == ["llm"]
     assert cassette.path.name == "test_fixture_alone.json"
 
+def test_fixture_alias(cassette_session):
+    assert isinstance(cassette_session, cassette.Session)
+    assert cassette_session.path.name == "test_fixture_alias.json"
+
 @pytest.mark.parametrize("question", ["refund please", "where/is my order?"])
 @pytest.mark.cassette
 def test_params(question):
@@ -123,12 +128,13 @@ def test_untouched():
 """
     )
     first = suite.runpytest()
-    first.assert_outcomes(passed=6)
-    first.stdout.fnmatch_lines(["*recorded: 5 cassette(s), 5 LLM calls made live*"])
+    first.assert_outcomes(passed=7)
+    first.stdout.fnmatch_lines(["*recorded: 6 cassette(s), 5 LLM calls made live*"])
     root = suite.path / "tests" / "cassettes"
     assert cassettes(root) == sorted(
         [
             "test_agent/TestGroup.test_in_class.json",
+            "test_agent/test_fixture_alias.json",
             "test_agent/test_fixture_alone.json",
             "test_agent/test_marked.json",
             f"test_agent/{safe_name('test_params[refund please]')}.json",
@@ -139,9 +145,9 @@ def test_untouched():
     devserver.stop()
     seen = len(devserver.requests)
     second = suite.runpytest("--cassette-mode=replay")
-    second.assert_outcomes(passed=6)
+    second.assert_outcomes(passed=7)
     second.stdout.fnmatch_lines(
-        ["*replayed: 5 cassette(s), 5 LLM calls served*", "*tokens not spent: *(recorded usage*"]
+        ["*replayed: 6 cassette(s), 5 LLM calls served*", "*tokens not spent: *(recorded usage*"]
     )
     assert "tokens not spent: 0 " not in second.stdout.str()
     assert len(devserver.requests) == seen
@@ -642,3 +648,45 @@ def test_xdist_records_and_replays_into_one_store(
         ]
     )
     assert replayed.ret == pytest.ExitCode.TESTS_FAILED  # the orphan, judged by the controller
+
+
+# --- docs/pytest.md -------------------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "pytest.md"
+
+
+def doc_blocks(kind: str, language: str) -> list[str]:
+    text = DOC.read_text(encoding="utf-8")
+    return re.findall(rf"<!-- test: {kind} -->\s*\n```{language}\n(.*?)```", text, re.S)
+
+
+def test_doc_pytest_examples_record_then_replay(
+    pytester: pytest.Pytester, devserver: DevServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    examples = doc_blocks("pytest", "python")
+    assert len(examples) >= 2
+    for n, code in enumerate(examples):
+        pytester.makepyfile(**{f"test_doc_{n}": code})
+    pytester.makepyprojecttoml(PYPROJECT)
+    monkeypatch.setenv("OPENAI_BASE_URL", devserver.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-example")
+    recorded = pytester.runpytest()
+    assert recorded.ret == 0, recorded.stdout.str()
+    devserver.stop()
+    monkeypatch.setenv("OPENAI_API_KEY", "not-needed-on-replay")
+    replayed = pytester.runpytest("--cassette-mode=replay", "--cassette-block-loopback")
+    assert replayed.ret == 0, replayed.stdout.str()
+    replayed.stdout.fnmatch_lines(["*recorded: 0 cassette(s)*"])
+
+
+def test_doc_config_examples_parse_and_the_table_lists_every_key(tmp_path: Path) -> None:
+    from cassette._config import _TYPES, parse_config
+
+    blocks = doc_blocks("pyproject", "toml")
+    assert blocks
+    for block in blocks:
+        (tmp_path / "pyproject.toml").write_text(block)
+        parse_config(tmp_path / "pyproject.toml")
+    table = DOC.read_text(encoding="utf-8").split("## Configuration", 1)[1]
+    listed = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
+    assert listed == set(_TYPES)

@@ -140,7 +140,8 @@ class BlobStore:
     """
 
     def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+        # hydrate() builds one per call: re-parsing a Path costs more than the blob lookup itself
+        self.root = root if isinstance(root, Path) else Path(root)
 
     def path_for(self, blob_id: str) -> Path:
         if not isinstance(blob_id, str) or not _BLOB_ID.fullmatch(blob_id):

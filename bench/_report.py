@@ -156,7 +156,9 @@ def markdown(sections: list[Section], command: str, seconds: float, quick: bool)
         "**Ratios are the result; absolute times are context.** A ratio is ours / theirs (for times and "
         "bytes lower is better, for throughput higher). Times are the CPU time of the bench process "
         "(`time.process_time`), so other load on the machine does not inflate them; every number is the "
-        "median of several rounds, with the tools interleaved inside each round.",
+        "median of several rounds, with the tools interleaved inside each round. CPU time still rises when "
+        "other processes share the caches: on a busy machine a ratio near its target can move by about "
+        "0.1 between runs (the load average is under Machine).",
         "",
         "## Results",
         "",

@@ -83,6 +83,7 @@ def why(exc: BaseException) -> str:
         if marker in text:
             text = text[text.index(marker) :]
             break
+    text = text.split(" --> ", 1)[0]  # a parser's source excerpt after the reason is noise here
     return f"failed: {type(exc).__name__}: {text[:140]}"
 
 

@@ -96,16 +96,12 @@ def version_of(path: Path) -> tuple[int, list[str]]:
 
 
 def verify(path: Path) -> None:
-    """`cassette verify` on one cassette when it exists, else load and hydrate everything."""
+    """`cassette verify` on one cassette (every blob present and hash-correct), then a full hydrate."""
     if has_module("cassette._verify"):
-        from cassette import _verify
+        from cassette._verify import verify_paths
 
-        run = getattr(_verify, "verify_cassette", None) or getattr(_verify, "verify", None)
-        if run is not None:
-            result = run(path)
-            problems = getattr(result, "problems", None) or getattr(result, "errors", None)
-            assert not problems, f"cassette verify failed on {path}: {problems}"
-            return
+        report = verify_paths([path])
+        assert report.ok and report.files, f"cassette verify failed on {path}: {report.render()}"
     hydrate_all(path)
 
 

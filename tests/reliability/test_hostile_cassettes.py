@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_support import FastDevServer, soak_mode
+from reliability_support import FastDevServer, has_module, soak_mode
 
 import cassette
 from cassette._errors import CassetteError, CassetteShapeError, InvalidBlobRefError, MissingBlobError
@@ -205,6 +205,10 @@ def replay(template: Template, manifest: bytes, workdir: Path) -> list[str]:
     """Replay every call against ``manifest``; the dev server is gone, so nothing can go live."""
     path = workdir / "mutated.json"
     path.write_bytes(manifest)
+    if has_module("cassette._verify"):  # `cassette verify` reads hostile files too: a report, never a crash
+        from cassette._verify import verify_paths
+
+        verify_paths([path])
     http = seam_client()
     with contextlib.ExitStack() as stack:
         try:

@@ -126,7 +126,7 @@ def run_threads(client: Any, tasks: int) -> dict[int, tuple[str, dict[str, Any],
 
 
 def test_sixteen_threads_in_one_session(tmp_path: Path, counts: Any) -> None:
-    rounds, tasks = (20 if soak_mode() else 3), 48
+    rounds, tasks = (20 if soak_mode() else 2), 40
     with FastDevServer(seed=5) as srv:
         client = cassette.instrument(OpenAI(base_url=srv.openai_base_url, api_key="sk-none", max_retries=0))
         for r in range(rounds):

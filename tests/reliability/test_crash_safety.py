@@ -362,14 +362,21 @@ def test_stale_temp_files_are_ignored_by_readers(crash_run: CrashRun) -> None:
                 store.get(temp.parent.name + temp.name)
 
 
-@pytest.mark.skipif(not has_module("cassette._hygiene"), reason="cassette gc missing (cassette/_hygiene.py)")
-def test_gc_removes_stale_temp_files_of_killed_writers(crash_run: CrashRun, counts: Any) -> None:
-    from cassette._hygiene import apply_gc, plan_gc
+@pytest.mark.skipif(not has_module("cassette.cli.gc"), reason="cassette gc missing (cassette/cli/gc.py)")
+def test_cassette_gc_removes_stale_temp_files_of_killed_writers(
+    crash_run: CrashRun, counts: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cassette.cli import main
 
     before = [p for p in crash_run.temps() if p.exists()]
-    apply_gc(plan_gc(crash_run.workdir / "cassettes", crash_run.store))
+    cassettes = crash_run.workdir / "cassettes"
+    assert main(["gc", str(cassettes), "--store", str(crash_run.store)]) == 0  # a dry run first
+    assert all(p.exists() for p in before)
+    assert main(["gc", str(cassettes), "--store", str(crash_run.store), "--apply"]) == 0
+    output = capsys.readouterr().out
     left = [p for p in before if p.exists()]
     counts.update(temps_before_gc=len(before), temps_removed=len(before) - len(left))
+    assert "stale temp file" in output
     # Only a temp whose writer's pid was reused by a live process may stay (gc ages those out after 1 h).
     for p in left:
         pid = int(p.name.rsplit(".", 3)[1])

@@ -6,7 +6,8 @@ phase began. The bounds asserted here are the ones stated in docs/reliability.md
 
 - Replaying a 10,000-interaction cassette (250 conversations of one LLM call through
   the real OpenAI SDK and 39 tool calls; ~7 MB manifest) peaks at most
-  REPLAY_10K_BOUND_MB above the process's baseline.
+  REPLAY_10K_BOUND_MB above the process's baseline, and at most REPLAY_PER_MANIFEST_MB
+  times the manifest's size (the soak mode replays 40,000).
 - Recording a chat completion whose content is 50 MB: the whole process (the SDK's
   own parse and httpx's buffer included) peaks at most RECORD_BIG_FACTOR x 50 MB
   above its baseline, and saving it (redaction, secret scan, blob write) at most
@@ -30,6 +31,7 @@ from reliability_support import FastDevServer, soak_mode
 
 CHILD = Path(__file__).with_name("resource_child.py")
 REPLAY_10K_BOUND_MB = 100
+REPLAY_PER_MANIFEST_MB = 8  # the parsed manifest, its index and the blob cache: a few times the file
 BIG_MB = 50
 RECORD_BIG_FACTOR = 5.0
 SAVE_BIG_FACTOR = 2.5
@@ -62,6 +64,7 @@ def test_replaying_ten_thousand_interactions_stays_within_bound(tmp_path: Path, 
         bound_mb=REPLAY_10K_BOUND_MB,
     )
     assert result["interactions_replayed"] == conversations * 40
+    assert result["replay_peak_mb"] <= REPLAY_PER_MANIFEST_MB * result["manifest_mb"], result
     if not soak_mode():
         assert result["replay_peak_mb"] <= REPLAY_10K_BOUND_MB, result
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -19,7 +22,7 @@ _lock = threading.Lock()
 _pm: pluggy.PluginManager | None = None
 
 
-def _new_manager(extra: Iterable[str] = ()) -> pluggy.PluginManager:
+def _new_manager(extra: Iterable[str] = (), root: Path | None = None) -> pluggy.PluginManager:
     from cassette.plugins import BUILTIN
 
     pm = pluggy.PluginManager("cassette")
@@ -34,22 +37,34 @@ def _new_manager(extra: Iterable[str] = ()) -> pluggy.PluginManager:
         pm.register(module, name=name)
     pm.load_setuptools_entrypoints("cassette")
     for name in extra:
-        load_plugin(pm, name)
+        load_plugin(pm, name, root)
     return pm
 
 
-def load_plugin(pm: pluggy.PluginManager, name: str) -> None:
+def import_plugin(name: str, root: Path | None = None) -> ModuleType:
+    """Import a config plugin; a module beside pyproject.toml (``root``) is found even off ``sys.path``.
+
+    The console script's ``sys.path`` starts at its own directory, not the project's, so
+    ``plugins = ["local_rules"]`` with ``local_rules.py`` at the project root needs the root added.
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        if root is None or not isinstance(exc, ModuleNotFoundError) or exc.name != name.split(".", 1)[0]:
+            raise CassetteConfigError(
+                f"cannot import cassette plugin {name!r} listed in [tool.cassette] plugins: {exc}. "
+                "Install it or remove it from the list."
+            ) from exc
+    if str(root) not in sys.path:
+        sys.path.append(str(root))  # appended: never shadows an installed module
+    return import_plugin(name)
+
+
+def load_plugin(pm: pluggy.PluginManager, name: str, root: Path | None = None) -> None:
     """Import module ``name`` and register it, with a clear error if it cannot be imported."""
     if pm.has_plugin(name):
         return
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise CassetteConfigError(
-            f"cannot import cassette plugin {name!r} listed in [tool.cassette] plugins: {exc}. "
-            "Install it or remove it from the list."
-        ) from exc
-    pm.register(module, name=name)
+    pm.register(import_plugin(name, root), name=name)
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
@@ -66,7 +81,8 @@ def get_plugin_manager() -> pluggy.PluginManager:
             if _pm is None:
                 from cassette._config import load_config
 
-                _pm = _new_manager(load_config().plugins)
+                config = load_config()
+                _pm = _new_manager(config.plugins, config.root if config.source else None)
     return _pm
 
 

@@ -207,19 +207,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_plugins(cfg: Config) -> None:
     """Import the configured plugins now, so a typo is a usage error, not a failure in every test."""
-    import importlib
-
-    from cassette._plugins import reset_plugin_manager
+    from cassette._plugins import import_plugin, reset_plugin_manager
 
     for name in cfg.plugins:
         try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            raise CassetteConfigError(
-                f"{cfg.source}: cannot import plugin {name!r} listed in [tool.cassette] plugins ({exc}). "
-                "Install it or remove it from the list.",
-                path=cfg.source,
-            ) from exc
+            import_plugin(name, cfg.root)
+        except CassetteConfigError as exc:
+            raise CassetteConfigError(f"{cfg.source}: {exc}", path=cfg.source) from exc
     reset_plugin_manager()  # the next use reads this project's config and entry points
 
 

@@ -396,6 +396,23 @@ def test_init_refuses_what_it_cannot_edit_safely(capsys: pytest.CaptureFixture[s
 # --- plugins --------------------------------------------------------------------------------------
 
 
+def test_a_plugin_module_beside_pyproject_is_found_by_the_console_script(tmp_path: Path) -> None:
+    (tmp_path / "local_rules.py").write_text(
+        "from cassette import hookimpl\n\n@hookimpl\ndef cassette_secret_rules():\n    return []\n"
+    )
+    (tmp_path / "pyproject.toml").write_text('[tool.cassette]\nplugins = ["local_rules"]\n')
+    sub = tmp_path / "tests"
+    sub.mkdir()
+    script = Path(sys.executable).with_name("cassette")
+    done = subprocess.run([str(script), "plugins"], cwd=sub, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "local_rules  [[tool.cassette] plugins]\n    hooks: cassette_secret_rules" in done.stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.cassette]\nplugins = ["local_rulez"]\n')
+    done = subprocess.run([str(script), "plugins"], cwd=sub, capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith("cassette plugins: error: cannot import cassette plugin 'local_rulez'")
+
+
 def test_plugins_lists_builtins_and_config_plugins_with_their_hooks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

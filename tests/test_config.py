@@ -115,7 +115,10 @@ def test_bad_ages_name_the_key(text: str) -> None:
         ('network_guard = "yes"', "[tool.cassette] network_guard must be true or false, got 'yes'"),
         ('max_age = "90 days"', "[tool.cassette] max_age must be a number followed by h, d, w or y"),
         ('orphans = "loud"', "[tool.cassette] orphans must be one of 'off', 'warn', 'fail'"),
-        ('plugins = ["no_such_cassette_plugin"]', "cannot import plugin 'no_such_cassette_plugin'"),
+        (
+            'plugins = ["no_such_cassette_plugin"]',
+            "cannot import cassette plugin 'no_such_cassette_plugin' listed in",
+        ),
     ],
 )
 def test_bad_config_is_a_clean_usage_error(pytester: pytest.Pytester, toml: str, message: str) -> None:

@@ -246,6 +246,9 @@ def _dehydrate(value: Any, store: BlobStore, threshold: int, *, in_list: bool) -
             return {"$blob": store.put(data)}
         return value
     if isinstance(value, list):
+        chainable = len(value) >= CHAIN_MIN and all(isinstance(v, dict) for v in value)
+        if chainable and len(ordered_json(value)) >= threshold:
+            return _chain(value, store, threshold)
         return [_dehydrate(v, store, threshold, in_list=True) for v in value]
     if isinstance(value, dict):
         if "$blob" in value or "$literal" in value:  # user data that looks like a reference
@@ -257,6 +260,62 @@ def _dehydrate(value: Any, store: BlobStore, threshold: int, *, in_list: bool) -
                 return {"$blob": store.put(data), "$json": True}
         return out
     return value
+
+
+CHAIN_MIN = 4  # lists of this many objects or more (messages, input items, tools) become chains
+CHAIN_MAX = 1_000_000
+
+
+def _chain(items: list[Any], store: BlobStore, threshold: int) -> dict[str, Any]:
+    """Store a list of objects as a hash chain of JSON blobs, one node per item.
+
+    Node ``i`` is ``{"item": items[i], "prev": <ref to node i-1> | null}``, so a
+    request that repeats the previous request's history plus two new messages
+    adds two nodes: a conversation costs O(turns) on disk, not O(turns²). The
+    manifest keeps ``{"$blob": <last node>, "$json": true, "$chain": len}``.
+    """
+    prev: dict[str, Any] | None = None
+    for item in items:
+        node = {"item": _dehydrate(item, store, threshold, in_list=False), "prev": prev}
+        prev = {"$blob": store.put(ordered_json(node)), "$json": True}
+    assert prev is not None
+    return {**prev, "$chain": len(items)}
+
+
+def walk_chain(ref: dict[str, Any], read_json: Any, manifest: Path) -> list[Any]:
+    """The items of a chain reference, first to last; ``read_json(id)`` returns a verified node."""
+    length = ref.get("$chain")
+    if isinstance(length, bool) or not isinstance(length, int) or not 0 < length <= CHAIN_MAX:
+        raise InvalidBlobRefError(
+            f"{manifest}: a chain reference has length {length!r}. Re-record the cassette.", path=manifest
+        )
+    items: list[Any] = []
+    node_ref: Any = ref
+    while node_ref is not None:
+        if len(items) >= length:
+            raise TamperedBlobError(
+                f"{manifest}: a chain is longer than the {length} items its reference declares. "
+                "Restore the blob store from git or re-record the cassette.",
+                path=manifest,
+            )
+        if not isinstance(node_ref, dict) or not node_ref.get("$json"):
+            raise InvalidBlobRefError(f"{manifest}: a chain node links to {node_ref!r:.80}.", path=manifest)
+        node = read_json(node_ref.get("$blob"))
+        if not isinstance(node, dict) or set(node) != {"item", "prev"}:
+            raise TamperedBlobError(
+                f"{manifest}: blob {node_ref.get('$blob')} is not a chain node. Re-record the cassette.",
+                path=manifest,
+            )
+        items.append(node["item"])
+        node_ref = node["prev"]
+    if len(items) != length:
+        raise TamperedBlobError(
+            f"{manifest}: a chain has {len(items)} items, its reference declares {length}. "
+            "Restore the blob store from git or re-record the cassette.",
+            path=manifest,
+        )
+    items.reverse()
+    return items
 
 
 def hydrate(value: Any, cassette: Cassette) -> Any:
@@ -328,7 +387,7 @@ def _hydrate(
                 f"{manifest} references blob {blob_id!r} but has no blob store. Re-record the cassette.",
                 path=manifest,
             )
-        if set(value) - {"$blob", "$json"}:
+        if set(value) - {"$blob", "$json", "$chain"}:
             raise InvalidBlobRefError(
                 f"{manifest}: a blob reference has unexpected fields {sorted(value)}. "
                 "Re-record the cassette.",
@@ -337,6 +396,20 @@ def _hydrate(
         if not isinstance(blob_id, str):
             store.path_for(blob_id)  # raises InvalidBlobRefError (and keeps a list out of the cache key)
         is_json = bool(value.get("$json"))
+        if "$chain" in value and store is not None:
+            chain_store = store
+
+            def read_node(node_id: Any) -> Any:
+                hit = cache.get(node_id) if isinstance(node_id, str) else None
+                if hit is None or not hit[0]:
+                    data = chain_store.get(node_id, manifest=manifest)
+                    hit = (True, _decode_blob(data, node_id, manifest, True), len(data))
+                    cache[node_id] = hit
+                budget.spend(node_id, hit[2])
+                return hit[1]
+
+            items = walk_chain(value, read_node, manifest)
+            return [_hydrate(item, store, manifest, depth + 1, cache, budget) for item in items]
         cached = cache.get(blob_id)
         if cached is None or cached[0] != is_json:
             data = store.get(blob_id, manifest=manifest)
@@ -400,6 +473,39 @@ def _shape_error(path: Path, what: str) -> CassetteShapeError:
     )
 
 
+# Another recorder's file passed where a cassette is expected: what it is, and the import that converts it.
+_YAML_OR_TOML_HEAD = re.compile(
+    rb"\A(?:\s*(?:---|#[^\n]*))*\s*(?:interactions\s*:|http_interactions\s*:|requests\s*:|"
+    rb"responses\s*:|version\s*[:=]|recorded_with\s*:|\[\[\s*interactions\s*\]\])"
+)
+
+
+def _foreign_error(path: Path, data: bytes, doc: Any = None) -> CassetteShapeError | None:
+    """A `CassetteShapeError` naming the `cassette import` command, when ``data`` is another tool's file."""
+    what = command = None
+    if doc is None:
+        if data[:2] == b"\x1f\x8b":
+            what, command = "a gzip-compressed file (langchain stores vcrpy cassettes as .yaml.gz)", "vcr"
+        elif _YAML_OR_TOML_HEAD.match(data):
+            what, command = "a vcrpy / pytest-recording, cassetter or Ruby VCR cassette (YAML or TOML)", "vcr"
+    elif isinstance(doc, dict):
+        items = doc.get("interactions")
+        first = next((i for i in items if isinstance(i, dict)), None) if isinstance(items, list) else None
+        if isinstance(doc.get("entries"), list) and items is None:
+            what, command = "a cendor-cassette file (`entries`)", "cendor"
+        elif isinstance(doc.get("http_interactions"), list):
+            what, command = "a Ruby VCR cassette (`http_interactions`)", "vcr"
+        elif first is not None and "key" not in first and "uri" in (first.get("request") or {}):
+            what, command = "a vcrpy / pytest-recording cassette saved as JSON", "vcr"
+    if what is None:
+        return None
+    return CassetteShapeError(
+        f"{path} is not a cassette manifest: it is {what}. Convert it once with "
+        f"`cassette import {command} {path} --to NEW.json`, then point cassette.use / using at NEW.json.",
+        path=path,
+    )
+
+
 def parse_manifest(data: bytes, path: Path, store: Path | None = None) -> Cassette:
     """Parse manifest bytes into a `Cassette`, raising a specific `CassetteError` for each bad input."""
     if not data.strip():
@@ -409,6 +515,9 @@ def parse_manifest(data: bytes, path: Path, store: Path | None = None) -> Casset
     try:
         doc = loads(data)
     except (ValueError, RecursionError) as exc:
+        foreign = _foreign_error(path, data)
+        if foreign is not None:
+            raise foreign from None
         text = str(exc)
         try:
             data.decode("utf-8")
@@ -429,6 +538,9 @@ def parse_manifest(data: bytes, path: Path, store: Path | None = None) -> Casset
         ) from None
     if not isinstance(doc, dict):
         raise _shape_error(path, f"the top level is a {type(doc).__name__}, not an object")
+    foreign = _foreign_error(path, data, doc)
+    if foreign is not None:
+        raise foreign
     version = doc.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise _shape_error(path, "no integer `version` field")

@@ -184,3 +184,43 @@ def test_symlinked_blob_pointing_outside_the_store_is_refused(tmp_path: Path) ->
     (store / blob_id[:2] / blob_id[2:]).symlink_to(outside)
     with pytest.raises(cassette.TamperedBlobError, match="outside the store"):
         BlobStore(store).get(blob_id)
+
+
+def _conversation(srv: DevServer, turns: int, path: str) -> None:
+    client = cassette.instrument(OpenAI(base_url=srv.openai_base_url, api_key="sk-test", max_retries=0))
+    messages: list[dict[str, object]] = [{"role": "system", "content": LONG}]
+    with cassette.using(path, mode="record"):
+        for n in range(turns):
+            messages.append({"role": "user", "content": f"question {n}: where is my order and the refund?"})
+            r = client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+            messages.append(r.choices[0].message.model_dump(exclude_none=True))
+
+
+def _bytes_on_disk(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+
+def test_a_growing_conversation_costs_linear_bytes_not_quadratic(tmp_path: Path) -> None:
+    sizes = {}
+    with DevServer(seed=5) as srv:
+        for turns in (10, 40):
+            root = tmp_path / f"t{turns}"
+            _conversation(srv, turns, str(root / "cassettes/conv.json"))
+            sizes[turns] = _bytes_on_disk(root)
+    # 4x the turns: quadratic storage would be ~16x; chained history keeps it near 4x
+    assert sizes[40] < 6 * sizes[10], sizes
+    doc = json.loads((tmp_path / "t40/cassettes/conv.json").read_text())
+    assert doc["interactions"][-1]["request"]["messages"]["$chain"] == 80
+
+
+def test_chained_history_replays_and_a_broken_chain_is_a_clear_error(devserver: DevServer) -> None:
+    _conversation(devserver, 4, CASSETTE)
+    loaded = cassette.load_cassette(CASSETTE)
+    messages = loaded.hydrate(loaded.interactions[-1].request)["messages"]
+    assert [m["role"] for m in messages][:3] == ["system", "user", "assistant"] and len(messages) == 8
+    doc = json.loads(Path(CASSETTE).read_text())
+    doc["interactions"][-1]["request"]["messages"]["$chain"] = 3  # lies about its length
+    Path(CASSETTE).write_text(json.dumps(doc))
+    broken = cassette.load_cassette(CASSETTE)
+    with pytest.raises(cassette.TamperedBlobError, match="longer than the 3 items"):
+        broken.hydrate(broken.interactions[-1].request)

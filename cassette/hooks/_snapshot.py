@@ -271,11 +271,53 @@ def hydrate_with(
         return value
     if "$blob" in value:
         blob_id = value["$blob"]
-        if not isinstance(blob_id, str) or not _BLOB_ID.fullmatch(blob_id) or set(value) - {"$blob", "$json"}:
+        if (
+            not isinstance(blob_id, str)
+            or not _BLOB_ID.fullmatch(blob_id)
+            or set(value)
+            - {
+                "$blob",
+                "$json",
+                "$chain",
+            }
+        ):
             raise InvalidBlobRefError(
                 f"{manifest}: invalid blob reference {str(value)[:80]}. Re-record the cassette.",
                 path=manifest,
             )
+        if "$chain" in value:
+            from cassette._store import walk_chain
+
+            def read_node(node_id: Any) -> Any:
+                if not isinstance(node_id, str) or not _BLOB_ID.fullmatch(node_id):
+                    raise InvalidBlobRefError(
+                        f"{manifest}: a chain node links to {node_id!r:.80}.", path=manifest
+                    )
+                data = reader(node_id)
+                if data is None:
+                    raise MissingBlobError(
+                        f"{manifest} references chain node {node_id}, which is neither in git nor in the "
+                        "blob store. Stage the blob store (git add the .blobs directory) or re-record it.",
+                        path=manifest,
+                    )
+                if git_blob_id(data) != node_id:
+                    raise TamperedBlobError(
+                        f"{manifest}: blob {node_id} does not match its hash.", path=manifest
+                    )
+                try:
+                    return loads(data)
+                except (ValueError, RecursionError):
+                    raise TamperedBlobError(
+                        f"{manifest}: chain node {node_id} does not parse.", path=manifest
+                    ) from None
+
+            try:
+                items = walk_chain(value, read_node, manifest)
+            except CassetteError:
+                if lenient:
+                    return f"<unreadable chain {blob_id}>"
+                raise
+            return [hydrate_with(item, reader, manifest, depth + 1, lenient=lenient) for item in items]
         data = reader(blob_id)
         if data is None and lenient:
             return f"<missing blob {blob_id}>"

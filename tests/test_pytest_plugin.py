@@ -387,6 +387,18 @@ def test_uninstrumented_sdk():
 @pytest.mark.cassette
 def test_loopback():
     connect_local()
+
+@pytest.mark.cassette(network_guard=False)
+def test_marker_guard_off():
+    connect_local()
+
+@pytest.mark.cassette(allow_hosts=["127.0.0.1"])
+def test_marker_allows():
+    connect_local()
+
+@pytest.mark.cassette(block_loopback=True)
+def test_marker_blocks_loopback():
+    connect_local()
 """
 
 
@@ -402,7 +414,8 @@ def guard_suite(
     pytester.makepyfile(test_guard=GUARD_SUITE)
     folder = pytester.path / "tests" / "cassettes" / "test_guard"
     folder.mkdir(parents=True)
-    for name in ("test_raw_client", "test_swallowed", "test_uninstrumented_sdk", "test_loopback"):
+    names = ["test_raw_client", "test_swallowed", "test_uninstrumented_sdk", "test_loopback"]
+    for name in [*names, "test_marker_guard_off", "test_marker_allows", "test_marker_blocks_loopback"]:
         (folder / f"{name}.json").write_text(EMPTY)
     return pytester
 
@@ -410,8 +423,8 @@ def guard_suite(
 def test_guard_blocks_uninstrumented_clients_before_any_packet(
     guard_suite: pytest.Pytester, listener: socket.socket
 ) -> None:
-    result = guard_suite.runpytest()
-    result.assert_outcomes(passed=1, failed=3)  # loopback (the devserver's way) is allowed by default
+    result = guard_suite.runpytest("-k", "not marker")
+    result.assert_outcomes(passed=1, failed=3, deselected=3)  # loopback (the devserver's way) is allowed
     out = result.stdout.str()
     result.stdout.fnmatch_lines(
         [
@@ -432,30 +445,54 @@ def test_guard_blocks_uninstrumented_clients_before_any_packet(
 def test_guard_can_block_loopback_and_allow_listed_hosts(
     guard_suite: pytest.Pytester, listener: socket.socket
 ) -> None:
-    result = guard_suite.runpytest("--cassette-block-loopback", "-k", "loopback")
-    result.assert_outcomes(failed=1, deselected=3)
+    result = guard_suite.runpytest("--cassette-block-loopback", "-k", "test_loopback")
+    result.assert_outcomes(failed=1, deselected=6)
     result.stdout.fnmatch_lines(["*network blocked: a connection to 127.0.0.1:*from *test_guard.py*"])
     assert nothing_connected(listener)  # the guard fired before the SYN: nothing reached the socket
 
     allowed = guard_suite.runpytest(
-        "--cassette-block-loopback", "--cassette-allow-host=127.0.0.0/8", "-k", "loopback"
+        "--cassette-block-loopback", "--cassette-allow-host=127.0.0.0/8", "-k", "test_loopback"
     )
-    allowed.assert_outcomes(passed=1, deselected=3)
+    allowed.assert_outcomes(passed=1, deselected=6)
     assert not nothing_connected(listener)
 
 
 def test_guard_can_be_turned_off_by_flag_config_or_marker(
     guard_suite: pytest.Pytester, listener: socket.socket
 ) -> None:
-    guard_suite.runpytest(
+    def connections() -> int:
+        count = 0
+        while not nothing_connected(listener):
+            count += 1
+        return count
+
+    result = guard_suite.runpytest(
         "--cassette-block-loopback", "--cassette-no-network-guard", "-k", "loopback"
-    ).assert_outcomes(passed=1, deselected=3)
-    assert not nothing_connected(listener)
-    guard_suite.makepyprojecttoml('[tool.cassette]\nnetwork_guard = false\nallow_hosts = ["db.internal"]\n')
-    guard_suite.runpytest("--cassette-block-loopback", "-k", "loopback").assert_outcomes(
-        passed=1, deselected=3
     )
-    assert not nothing_connected(listener)
+    result.assert_outcomes(passed=2, deselected=5)
+    assert connections() == 2
+
+    markers = guard_suite.runpytest("-k", "marker")  # the markers adjust the run's guard per test
+    markers.assert_outcomes(passed=2, failed=1, deselected=4)
+    markers.stdout.fnmatch_lines(
+        [
+            "*_ test_marker_blocks_loopback _*",
+            "NetworkBlockedError: network blocked: a connection to 127.0.0.1:*",
+        ]
+    )
+    markers = guard_suite.runpytest("--cassette-block-loopback", "-k", "marker_guard_off or marker_allows")
+    markers.assert_outcomes(passed=2, deselected=5)
+    assert connections() == 4
+
+    guard_suite.makepyprojecttoml('[tool.cassette]\nallow_hosts = ["127.0.0.0/8"]\n')
+    guard_suite.runpytest("--cassette-block-loopback", "-k", "test_loopback").assert_outcomes(
+        passed=1, deselected=6
+    )
+    guard_suite.makepyprojecttoml("[tool.cassette]\nnetwork_guard = false\n")
+    guard_suite.runpytest("--cassette-block-loopback", "-k", "test_loopback").assert_outcomes(
+        passed=1, deselected=6
+    )
+    assert connections() == 2
 
 
 def test_guard_is_off_while_recording_and_covers_cassette_using_in_replay(
@@ -588,6 +625,27 @@ def test_expired_cassettes(suite: pytest.Pytester, devserver: DevServer, action:
         result.assert_outcomes(passed=1)
         assert manifest.with_name("test_agent.pending.json").is_file()
     assert len(devserver.requests) == (2 if action == "rerecord" else 1)
+
+
+def test_cassette_age_comes_from_the_last_commit_unless_edited_since(tmp_path: Path) -> None:
+    from dulwich import porcelain
+
+    from cassette._hygiene import cassette_age
+
+    repo = porcelain.init(str(tmp_path))
+    manifest = tmp_path / "tests" / "cassettes" / "triage.json"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text(EMPTY)
+    porcelain.add(repo, [str(manifest)])
+    committed = int(time.time()) - 200 * 86400
+    porcelain.commit(
+        repo, b"record triage", author=b"a <a@x>", committer=b"a <a@x>", commit_timestamp=committed
+    )
+    now = time.time()
+    age, source = cassette_age(manifest, now)
+    assert source == "last commit" and age == pytest.approx(now - committed)
+    manifest.write_text(EMPTY.replace("1", "1 "))  # re-recorded, not committed yet: the file is fresh
+    assert cassette_age(manifest, now)[1] == "file modification time"
 
 
 # --- xdist ----------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import Any
 from cassette._config import MODES, Config, env_mode, load_config
 from cassette._diff import field_diff, format_diff
 from cassette._errors import (
+    CassetteConfigError,
     CassetteError,
     CassetteMiss,
     CassetteOrderError,
@@ -30,7 +31,7 @@ from cassette._errors import (
     UnknownModeError,
 )
 from cassette._model import Cassette, Interaction
-from cassette._store import default_store_for, load_cassette, request_key, save_cassette
+from cassette._store import check_refs, default_store_for, load_cassette, request_key, save_cassette
 
 
 class Mode(StrEnum):
@@ -231,6 +232,12 @@ class Session:
             self.store = default_store_for(self.path)
         self.check_order = _flag(check_order, self.config.check_order, "check_order")
         self.unused_policy = _flag(unused, self.config.unused, "unused")
+        if blob_threshold is not None and (
+            isinstance(blob_threshold, bool) or not isinstance(blob_threshold, int) or blob_threshold < 0
+        ):
+            raise CassetteConfigError(
+                f"blob_threshold must be a non-negative number of bytes, got {blob_threshold!r}."
+            )
         self.blob_threshold = self.config.blob_threshold if blob_threshold is None else blob_threshold
         self.mode: Mode = self.requested_mode  # auto is resolved on start
         self.cassette: Cassette | None = None
@@ -260,11 +267,12 @@ class Session:
         if self.requested_mode is Mode.AUTO:
             self.mode = Mode.REPLAY if self.path.exists() else Mode.RECORD
         if self.mode is Mode.REPLAY:
-            self.cassette = load_cassette(self.path, self.store)
+            # absolute: every error about the file (corrupt, missing blob...) names its full path
+            self.cassette = load_cassette(self.path.absolute(), self.store)
             for inter in self.cassette.interactions:
                 self._index.setdefault(inter.key, deque()).append(inter)
         elif self.mode is Mode.RERECORD and self.path.exists():
-            self.committed = load_cassette(self.path, self.store)
+            self.committed = load_cassette(self.path.absolute(), self.store)
         self._token = _current.set(self)
         with _active_lock:
             _active.append(self)
@@ -324,7 +332,7 @@ class Session:
                 self.misses.append(miss)
             raise miss
         assert self.cassette is not None
-        self.cassette.hydrate(inter.request)  # a missing or tampered blob fails here, not silently
+        check_refs(inter.request, self.cassette)  # a missing or tampered blob fails here, not silently
         response = self.cassette.hydrate(inter.response)
         from cassette._usage import tokens_of
 
@@ -540,7 +548,7 @@ def _flag(value: str | bool | None, default: str, name: str) -> str:
     if value is False:
         return "off"
     if value not in ("warn", "error", "off"):
-        raise CassetteError(f"{name} must be 'warn', 'error', 'off' or a bool, got {value!r}.")
+        raise CassetteConfigError(f"{name} must be 'warn', 'error', 'off' or a bool, got {value!r}.")
     return value
 
 

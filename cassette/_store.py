@@ -447,6 +447,27 @@ def _decode_blob(data: bytes, blob_id: str, manifest: Path, is_json: bool) -> An
         ) from None
 
 
+def check_refs(value: Any, cassette: Cassette) -> None:
+    """Make sure every blob ``value`` references directly is present and intact (cached once read).
+
+    Cheaper than hydrating: nothing is rebuilt, and a blob already read is not read again.
+    """
+    cache = cassette.blob_cache
+    store: BlobStore | None = None
+    for ref in blob_refs(value):
+        if ref in cache:
+            continue
+        if store is None:
+            if cassette.store is None:
+                raise MissingBlobError(
+                    f"{cassette.path} references blob {ref!r} but has no blob store. Re-record the cassette.",
+                    path=cassette.path,
+                )
+            store = BlobStore(cassette.store)
+        data = store.get(ref, manifest=cassette.path)
+        cache[ref] = (False, _decode_blob(data, ref, cassette.path, False), len(data))
+
+
 def blob_refs(value: Any) -> list[str]:
     """Every blob id referenced directly in ``value`` (not inside JSON blobs)."""
     found: list[str] = []

@@ -199,6 +199,7 @@ def test_gc_is_a_dry_run_until_apply(triage: Path, capsys: pytest.CaptureFixture
     code, out, _ = run_cli(capsys, "gc", "--apply", "tests/cassettes")
     assert code == 0 and "removed 1 blob(s) and 1 temp file(s)" in out
     assert not orphan.exists() and not stale.exists() and live.exists()
+    assert '"$chain"' in triage.read_text()  # the conversation is a hash chain of blobs: gc followed it
     kept = cassette.load_cassette(triage, STORE)
     for inter in kept.interactions:  # every blob the cassette needs is still there (and verifies)
         kept.hydrate([inter.request, inter.response])

@@ -246,6 +246,7 @@ _keys = st.sampled_from(
     [
         "$blob",
         "$json",
+        "$chain",
         "$literal",
         "$dataclass",
         "$pydantic",

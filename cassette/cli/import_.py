@@ -5,21 +5,25 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from cassette.importers import CassetteImportError, ImportReport, import_cendor, import_vcr
 
-HELP = "convert vcrpy / pytest-recording or cendor-cassette recordings into cassettes (prints what was lost)"
+HELP = (
+    "convert vcrpy / pytest-recording, cassetter, Ruby VCR or cendor-cassette recordings into cassettes "
+    "(prints what was lost)"
+)
 
-_VCR_SUFFIXES = (".yaml", ".yml", ".json")
+_VCR_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "format",
-        choices=("vcr", "pytest-recording", "cendor"),
-        help="what wrote SOURCE (vcr = pytest-recording)",
+        choices=("vcr", "pytest-recording", "cassetter", "ruby-vcr", "cendor"),
+        help="what wrote SOURCE (vcr = pytest-recording = cassetter = ruby-vcr: the shape is detected)",
     )
     parser.add_argument("source", help="the file to convert (vcr: or a directory of cassettes)")
     parser.add_argument("--to", required=True, help="the cassette to write (a directory when SOURCE is one)")
@@ -72,13 +76,34 @@ def _defaults(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+def _stem_suffix(path: Path) -> tuple[str, str]:
+    """``("test_x", ".yaml")`` for ``test_x.yaml`` and for the gzipped ``test_x.yaml.gz``."""
+    name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    stem, dot, suffix = name.rpartition(".")
+    return (stem, f".{suffix.lower()}") if dot else (name, "")
+
+
 def _vcr_pairs(source: Path, to: Path) -> list[tuple[Path, Path]]:
     if not source.is_dir():
         return [(source, to)]
-    files = sorted(p for p in source.rglob("*") if p.suffix.lower() in _VCR_SUFFIXES and p.is_file())
+    files = sorted(p for p in source.rglob("*") if p.is_file() and _stem_suffix(p)[1] in _VCR_SUFFIXES)
     if not files:
-        raise CassetteImportError(f"{source} holds no .yaml/.yml/.json cassettes.", path=source)
-    return [(f, (to / f.relative_to(source)).with_suffix(".json")) for f in files]
+        raise CassetteImportError(
+            f"{source} holds no .yaml/.yml/.json/.toml cassettes (gzipped or not).", path=source
+        )
+    pairs = [(f, to / f.relative_to(source).parent / f"{_stem_suffix(f)[0]}.json") for f in files]
+    sources: dict[Path, list[Path]] = {}
+    for f, target in pairs:
+        sources.setdefault(target, []).append(f)
+    clashes = {t: fs for t, fs in sources.items() if len(fs) > 1}
+    if clashes:
+        listing = "\n".join(f"  {t}: {', '.join(str(f) for f in fs)}" for t, fs in clashes.items())
+        raise CassetteImportError(
+            f"{source}: several files would become the same cassette, so nothing was written:\n{listing}\n"
+            "Import them one by one with distinct --to paths.",
+            path=source,
+        )
+    return pairs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,8 +123,22 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.tool or args.set:
             raise CassetteImportError("--tool and --set apply to `cassette import cendor` only.")
-        for source, target in _vcr_pairs(Path(args.source), Path(args.to)):
-            reports.append(import_vcr(source, target, overwrite=args.force, skip_bad=args.skip_bad))
+        pairs = _vcr_pairs(Path(args.source), Path(args.to))
+        if not Path(args.source).is_dir():
+            reports.append(import_vcr(pairs[0][0], pairs[0][1], overwrite=args.force, skip_bad=args.skip_bad))
+        failed = 0
+        for source, target in pairs if Path(args.source).is_dir() else []:
+            # one unreadable file in a tree must not stop the others; each is named with its reason
+            try:
+                reports.append(import_vcr(source, target, overwrite=args.force, skip_bad=args.skip_bad))
+            except CassetteImportError as exc:
+                failed += 1
+                print(f"cassette import: {exc}", file=sys.stderr)
+        if failed:
+            for report in reports:
+                print(report)
+            print(f"{failed} of {len(pairs)} files not converted (reasons above).", file=sys.stderr)
+            return 1
     for report in reports:
         print(report)
     return 1 if any(r.skipped for r in reports) else 0

@@ -1,7 +1,8 @@
 """Bring recordings made with other tools into cassette's format.
 
-- `import_vcr`: vcrpy / pytest-recording cassettes (YAML or JSON), including
-  pydantic-ai's ``parsed_body`` serializer, gzip/base64 bodies and event streams.
+- `import_vcr`: vcrpy / pytest-recording cassettes (YAML, JSON, gzipped), including
+  pydantic-ai's ``parsed_body`` and langchain's ``requests``/``responses`` serializers,
+  gzip/base64 bodies and event streams; cassetter (YAML, TOML) and Ruby VCR files too.
 - `import_cendor`: cendor-cassette files, format versions 1 and 2.
 
 Both return an `ImportReport` that lists everything that could not be carried

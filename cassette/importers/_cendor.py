@@ -263,18 +263,14 @@ def import_cendor(
     """
     path = Path(source)
     doc = _read(path)
+    entries = doc.get("entries")
+    if not isinstance(entries, list):
+        raise CassetteImportError(_not_cendor(path, doc), path=path)
     version = doc.get("version", 1)
     if isinstance(version, bool) or version not in VERSIONS:
         raise CassetteImportError(
             f"{path} has cendor-cassette version {version!r}; this importer reads versions 1 and 2. "
             "Re-save it with cendor-cassette 1.x, or re-record the run with cassette.",
-            path=path,
-        )
-    entries = doc.get("entries")
-    if not isinstance(entries, list):
-        raise CassetteImportError(
-            f"{path} has no `entries` list, so it is not a cendor-cassette file. Pass the file "
-            "cendor.cassette.use(...) wrote, or pick the right format (`cassette import vcr ...`).",
             path=path,
         )
     functions = tool_functions(tools)
@@ -306,6 +302,26 @@ def import_cendor(
     return report
 
 
+def _not_cendor(path: Path, doc: dict[str, Any]) -> str:
+    """Why a JSON object is not a cendor file, naming what it is when we can tell."""
+    items = doc.get("interactions")
+    first = next((i for i in items if isinstance(i, dict)), None) if isinstance(items, list) else None
+    if first is not None and {"seq", "kind", "key"} <= set(first):
+        return (
+            f"{path} is already a cassette (format version {doc.get('version')!r}): there is nothing to "
+            "import. Use it as it is with cassette.use / cassette.using, or copy it."
+        )
+    if isinstance(items, list) or "http_interactions" in doc or "requests" in doc:
+        return (
+            f"{path} is a vcrpy-style cassette (`interactions`), not a cendor-cassette file: run "
+            f"`cassette import vcr {path} --to NEW.json` (import_vcr) instead."
+        )
+    return (
+        f"{path} has no `entries` list, so it is not a cendor-cassette file. Pass the file "
+        "cendor.cassette.use(...) wrote, or pick the right format (`cassette import vcr ...`)."
+    )
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
@@ -318,6 +334,14 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         doc = loads(data)
     except (ValueError, RecursionError) as exc:
+        if data[:2] == b"\x1f\x8b" or data.lstrip().startswith(
+            (b"interactions:", b"http_interactions:", b"---", b"version:", b"requests:")
+        ):
+            raise CassetteImportError(
+                f"{path} is a YAML (or gzipped) vcrpy-style cassette, not a cendor-cassette file: run "
+                f"`cassette import vcr {path} --to NEW.json` (import_vcr) instead.",
+                path=path,
+            ) from None
         raise CassetteImportError(
             f"{path} is not JSON ({exc}); a cendor-cassette file is one JSON object. Restore it from git.",
             path=path,

@@ -95,6 +95,20 @@ def normalized_call(
     return normalize_http(request)
 
 
+def wire_url(uri: str) -> str:
+    """``uri`` as the HTTP client puts it on the wire (default port dropped, host lower-cased, quoting)."""
+    for lib in ("httpx2", "httpx"):
+        try:
+            module = __import__(lib)
+        except ImportError:
+            continue
+        try:
+            return str(module.URL(uri))
+        except Exception:  # an URL the client itself would refuse: keep the recorded text
+            return uri
+    return uri
+
+
 def llm_call(provider: str, endpoint: str, body: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
     """An LLM request body as the SDK would send it: ``(kind, normalised request, key)``."""
     url = _URLS[(provider, endpoint)]

@@ -1,12 +1,21 @@
-"""vcrpy / pytest-recording cassettes (YAML or JSON, format version 1), and serializer variants.
+"""vcrpy / pytest-recording cassettes and the shapes other recorders write in the same spirit.
+
+Read, each in YAML or JSON (and gzip-compressed files of either):
+
+- vcrpy >= 1.0 (``interactions: [{request, response}]``, ``version: 1``), with its
+  ``!!binary`` bodies, ``!!python/...`` tags of old recordings, gzip/deflate/brotli
+  bodies and base64 text;
+- serializer variants: pydantic-ai's ``parsed_body`` mapping, langchain's gzipped
+  YAML with parallel ``requests`` / ``responses`` lists;
+- cassetter (``body: {type: json|text|binary|none, content}``, integer ``status``;
+  its TOML form too);
+- Ruby VCR / rVCR (``http_interactions``, ``body: {encoding, string}``, ``!binary``).
 
 Each recorded request is rebuilt as the bytes that went over the wire and keyed
 through the provider plugins, exactly as the seam keys a live call, so the same
-test replays through cassette with the real SDKs. Bodies may be text, bytes
-(YAML ``!!binary``), gzip/deflate/brotli-compressed, base64 (``base64_string``),
-or, with pydantic-ai's serializer, a parsed ``parsed_body`` mapping. Event-stream
-responses become our per-event ``events`` list. Non-LLM traffic stays
-``kind="http"``.
+test replays through cassette with the real SDKs. Event-stream responses become
+our per-event ``events`` list. Non-LLM traffic stays ``kind="http"``. What cannot
+be read is listed by interaction; nothing is guessed.
 """
 
 from __future__ import annotations
@@ -16,7 +25,9 @@ import binascii
 import gzip
 import io
 import os
+import re
 import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +41,38 @@ from cassette.importers._common import (
     http_response,
     normalized_call,
     save_converted,
+    split_sse,
+    wire_url,
 )
+
+# cassetter's typed body envelope: {type: json|text|binary|none, content: ...}
+_TYPED_BODIES = frozenset({"json", "text", "binary", "none"})
+# Exceptions a malformed interaction can raise while being converted; each becomes one listed entry.
+_ENTRY_ERRORS = (
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    LookupError,
+    OSError,
+    EOFError,
+    zlib.error,
+    OverflowError,
+    RecursionError,
+)
+
+
+@dataclass
+class VcrFile:
+    """A recorder's file read into vcrpy's shape: one ``{request, response}`` mapping per interaction."""
+
+    interactions: list[Any]
+    format: str
+    version: Any = None
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+# --- reading the file ------------------------------------------------------------------------------
 
 
 def _yaml_loader() -> Any:
@@ -41,7 +83,20 @@ def _yaml_loader() -> Any:
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class Loader(base):  # type: ignore[misc,valid-type]
-        """Safe YAML plus the few harmless Python tags vcrpy writes (str, tuple, BytesIO, iter)."""
+        """Safe YAML plus the few harmless tags recorders write (python str/tuple/BytesIO/iter, Ruby !binary).
+
+        Scalars resolve as YAML 1.2 does: only true/false are booleans and nothing becomes a
+        timestamp, so a body written by a YAML 1.2 emitter (``on``, ``2026-01-01``) keeps its text.
+        """
+
+    resolvers: dict[Any, list[Any]] = {}
+    for first, pairs in base.yaml_implicit_resolvers.items():
+        kept = [(tag, regexp) for tag, regexp in pairs if tag not in (_BOOL_TAG, _TIMESTAMP_TAG)]
+        if first in "tTfF":
+            kept.append((_BOOL_TAG, _YAML12_BOOL))
+        if kept:
+            resolvers[first] = kept
+    Loader.yaml_implicit_resolvers = resolvers
 
     def scalar(loader: Any, node: Any) -> Any:
         return loader.construct_scalar(node)
@@ -60,16 +115,72 @@ def _yaml_loader() -> Any:
         args = mapping.get("args") or [[]]
         return list(args[0]) if args else []
 
+    def ruby_binary(loader: Any, node: Any) -> bytes:
+        return base64.b64decode("".join(str(loader.construct_scalar(node)).split()))
+
     Loader.add_constructor("tag:yaml.org,2002:python/str", scalar)
     Loader.add_constructor("tag:yaml.org,2002:python/unicode", scalar)
+    Loader.add_constructor("tag:yaml.org,2002:python/bytes", ruby_binary)
     Loader.add_constructor("tag:yaml.org,2002:python/tuple", sequence)
     Loader.add_constructor("tag:yaml.org,2002:python/object/new:_io.BytesIO", state_bytes)
     Loader.add_constructor("tag:yaml.org,2002:python/object/apply:builtins.iter", iterated)
+    Loader.add_constructor("!binary", ruby_binary)
     return Loader
 
 
-def read_vcr(path: Path) -> tuple[dict[str, Any], str]:
-    """The parsed cassette and its serialisation (``"yaml"`` or ``"json"``)."""
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_YAML12_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+
+
+def _parse(path: Path, data: bytes) -> tuple[Any, str]:
+    """The document and its serialisation (``yaml``, ``json`` or ``toml``)."""
+    head = data.lstrip()[:1]
+    if head in (b"{", b"["):
+        try:
+            return loads(data), "json"
+        except (ValueError, RecursionError) as exc:
+            raise CassetteImportError(
+                f"{path} looks like JSON but does not parse ({exc}); restore it from git or re-record it.",
+                path=path,
+            ) from None
+    if path.suffix.lower() == ".toml" or re.search(rb"^\s*\[\[\s*interactions\s*\]\]", data, re.M):
+        import tomllib
+
+        try:
+            return tomllib.loads(data.decode("utf-8")), "toml"
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise CassetteImportError(
+                f"{path} looks like TOML but does not parse ({exc}); restore it from git or re-record it.",
+                path=path,
+            ) from None
+    loader = _yaml_loader()
+    if loader is None:
+        raise CassetteImportError(
+            f"{path} is YAML and PyYAML is not installed: pip install pyyaml, then run the import again.",
+            path=path,
+        )
+    import yaml
+
+    try:
+        return yaml.load(data, Loader=loader), "yaml"  # a safe loader subclass
+    except yaml.constructor.ConstructorError as exc:
+        tag = getattr(exc, "problem", "") or str(exc).splitlines()[0]
+        raise CassetteImportError(
+            f"{path} uses a YAML tag the importer does not read ({tag}): only plain data and the "
+            "!!binary / !!python/str / BytesIO tags vcrpy writes are read, never arbitrary objects. "
+            "Re-save the cassette with vcrpy's default serializer, or re-record it.",
+            path=path,
+        ) from None
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CassetteImportError(
+            f"{path} is not valid YAML ({first}); restore it from git or re-record it.", path=path
+        ) from None
+
+
+def read_vcr(path: Path) -> VcrFile:
+    """The recorder's file as a `VcrFile`, or `CassetteImportError` saying what it is instead."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -78,44 +189,94 @@ def read_vcr(path: Path) -> tuple[dict[str, Any], str]:
         raise CassetteImportError(
             f"{path.resolve()} is a directory; pass one cassette file (import each file in turn).", path=path
         ) from None
+    compressed = data[:2] == b"\x1f\x8b"
+    if compressed:  # langchain stores cassettes as gzipped YAML (.yaml.gz)
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise CassetteImportError(
+                f"{path} is gzip-compressed but does not decompress ({exc}); restore it from git.", path=path
+            ) from None
     if not data.strip():
         raise CassetteImportError(f"{path} is empty; restore it from git or re-record it.", path=path)
-    doc: Any
-    if data.lstrip()[:1] in (b"{", b"["):
-        try:
-            doc, fmt = loads(data), "json"
-        except (ValueError, RecursionError) as exc:
+    doc, serialisation = _parse(path, data)
+    if compressed:
+        serialisation += ", gzipped"
+    return _shape(path, doc, serialisation)
+
+
+def _shape(path: Path, doc: Any, serialisation: str) -> VcrFile:
+    if isinstance(doc, dict):
+        if isinstance(doc.get("interactions"), list):
+            items = doc["interactions"]
+            if _is_ours(items):
+                raise CassetteImportError(
+                    f"{path} is already a cassette (format version {doc.get('version')!r}): there is "
+                    "nothing to import. Use it as it is with cassette.use / cassette.using, or copy it.",
+                    path=path,
+                )
+            flavour = "cassetter" if any(_is_cassetter(i) for i in items) else "vcrpy"
+            found = VcrFile(items, f"{flavour} {serialisation}", doc.get("version"))
+            for name in ("grpc_interactions", "ws_interactions"):
+                for i, _ in enumerate(doc.get(name) or []):
+                    what = "gRPC" if name.startswith("grpc") else "WebSocket"
+                    found.skipped.append(
+                        (f"{name} {i}", f"a {what} recording: cassette replays HTTP traffic only.")
+                    )
+            return found
+        if isinstance(doc.get("http_interactions"), list):
+            return VcrFile(doc["http_interactions"], f"ruby vcr {serialisation}", doc.get("recorded_with"))
+        requests, responses = doc.get("requests"), doc.get("responses")
+        if isinstance(requests, list) and isinstance(responses, list):
+            if len(requests) != len(responses):
+                raise CassetteImportError(
+                    f"{path} holds {len(requests)} requests but {len(responses)} responses, so they cannot "
+                    "be paired; restore it from git or re-record it.",
+                    path=path,
+                )
+            pairs = [{"request": q, "response": r} for q, r in zip(requests, responses, strict=True)]
+            return VcrFile(pairs, f"vcrpy {serialisation} (requests/responses lists)", doc.get("version"))
+        if isinstance(doc.get("entries"), list):
             raise CassetteImportError(
-                f"{path} looks like JSON but does not parse ({exc}); restore it from git or re-record it.",
-                path=path,
-            ) from None
-    else:
-        loader = _yaml_loader()
-        if loader is None:
-            raise CassetteImportError(
-                f"{path} is YAML and PyYAML is not installed: pip install pyyaml, then run the import again.",
+                f"{path} is a cendor-cassette file (`entries`), not a vcrpy cassette: run "
+                f"`cassette import cendor {path} --to NEW.json` (import_cendor) instead.",
                 path=path,
             )
-        import yaml
+    what = "a list (a vcrpy cassette from before 1.0)" if isinstance(doc, list) else "no `interactions` list"
+    raise CassetteImportError(
+        f"{path} is not a vcrpy cassette: {what}. Pass a file written by vcrpy >= 1.0 or "
+        "pytest-recording (top level `interactions:` and `version: 1`), cassetter, or Ruby VCR.",
+        path=path,
+    )
 
-        try:
-            doc, fmt = yaml.load(data, Loader=loader), "yaml"  # a safe loader subclass
-        except yaml.YAMLError as exc:
-            raise CassetteImportError(
-                f"{path} is not valid YAML ({str(exc).splitlines()[0]}); "
-                "restore it from git or re-record it.",
-                path=path,
-            ) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
-        what = (
-            "a list (a vcrpy cassette from before 1.0)" if isinstance(doc, list) else "no `interactions` list"
-        )
-        raise CassetteImportError(
-            f"{path} is not a vcrpy cassette: {what}. Pass a file written by vcrpy >= 1.0 or "
-            "pytest-recording (top level `interactions:` and `version: 1`).",
-            path=path,
-        )
-    return doc, fmt
+
+def _is_ours(items: list[Any]) -> bool:
+    first = next((i for i in items if isinstance(i, dict)), None)
+    if first is None or not {"seq", "kind", "key"} <= set(first):
+        return False
+    return "uri" not in (first.get("request") or {})
+
+
+def _is_cassetter(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    response = item.get("response")
+    if isinstance(response, dict) and isinstance(response.get("status"), int):
+        return True
+    return any(
+        isinstance(part, dict) and _typed(part.get("body")) for part in (item.get("request"), response)
+    )
+
+
+def _typed(body: Any) -> bool:
+    return (
+        isinstance(body, dict)
+        and body.get("type") in _TYPED_BODIES
+        and set(body) <= {"type", "content", "$toml"}
+    )
+
+
+# --- headers and bodies ----------------------------------------------------------------------------
 
 
 def _header_items(headers: Any) -> list[tuple[str, str]]:
@@ -128,8 +289,12 @@ def _header_items(headers: Any) -> list[tuple[str, str]]:
         pairs = []
     for name, value in pairs:
         for item in value if isinstance(value, list | tuple) else [value]:
+            if item is None:
+                continue
             if isinstance(item, bytes):
                 item = item.decode("latin-1")
+            elif isinstance(item, bool):
+                item = str(item).lower()
             out.append((str(name).lower(), str(item)))
     return out
 
@@ -138,7 +303,12 @@ def _header(items: list[tuple[str, str]], name: str) -> str:
     return next((v for k, v in items if k == name), "")
 
 
-def _as_bytes(value: Any) -> bytes:
+def _json_bytes(value: Any) -> bytes:
+    # YAML may give non-string keys (an unquoted `200:`): JSON would have had them as strings
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+
+
+def _as_bytes(value: Any, encoding: str | None = None) -> bytes:
     if value is None:
         return b""
     if isinstance(value, bytes | bytearray):
@@ -146,17 +316,68 @@ def _as_bytes(value: Any) -> bytes:
     if isinstance(value, io.BytesIO):
         return value.getvalue()
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape")
+        return value.encode(_codec(encoding), "surrogateescape")
     if isinstance(value, list):  # an iterator body, rebuilt as its chunks
-        return b"".join(_as_bytes(v) for v in value)
-    if isinstance(value, dict):  # a parsed body some serializers keep
-        return orjson.dumps(value)
+        return b"".join(_as_bytes(v, encoding) for v in value)
+    if isinstance(value, dict | int | float | bool):  # a structured JSON body (aiohttp records `json=` so)
+        return _json_bytes(value)
     raise ValueError(f"a body of type {type(value).__name__}")
 
 
-def _decoded(raw: Any, encoding: str) -> bytes:
+def _codec(encoding: str | None) -> str:
+    """The Python codec for a Ruby VCR ``encoding`` (ASCII-8BIT text is UTF-8 that was valid)."""
+    if not encoding or encoding.upper() in ("ASCII-8BIT", "BINARY"):
+        return "utf-8"
+    try:
+        import codecs
+
+        return codecs.lookup(encoding).name
+    except LookupError:
+        return "utf-8"
+
+
+def _typed_body(body: dict[str, Any]) -> bytes:
+    """cassetter's envelope: JSON as structure, text as text, binary as hex, none as nothing."""
+    kind, content = body["type"], body.get("content")
+    if kind == "none" or content is None:
+        return b""
+    if kind == "json":
+        if isinstance(content, str) and body.get("$toml"):  # TOML cannot hold null: JSON kept as a string
+            content = orjson.loads(content)
+        return _json_bytes(content)
+    if kind == "binary":
+        if isinstance(content, int):  # an all-digit hex string an emitter left unquoted
+            content = str(content)
+        if not isinstance(content, str):
+            raise ValueError("a binary body's content must be a hex string")
+        return bytes.fromhex(content)
+    return _as_bytes(content)
+
+
+def _body(part: dict[str, Any], *, response: bool) -> tuple[bytes, bool]:
+    """The stored body as bytes and whether it is already decoded (content-encoding undone)."""
+    parsed = part.get("parsed_body")
+    if parsed is not None:  # pydantic-ai's serializer: JSON bodies kept as YAML mappings
+        return _json_bytes(parsed), True
+    body = part.get("body")
+    if isinstance(body, dict):
+        if _typed(body):
+            return _typed_body(body), True  # cassetter decompresses before writing
+        encoding = body.get("encoding") if isinstance(body.get("encoding"), str) else None
+        if "string" in body:
+            return _as_bytes(body["string"], encoding), False
+        if "base64_string" in body:
+            return base64.b64decode(body["base64_string"] or ""), False
+        if set(body) <= {"encoding"}:
+            return b"", False
+        return _json_bytes(body), True
+    if response and body is None and "content" in part:  # httpx stubs of vcrpy < 2
+        return _as_bytes(part["content"]), False
+    return _as_bytes(body), False
+
+
+def _decoded(data: bytes, encoding: str, *, raw: Any = None) -> bytes:
     """Body bytes with any content-encoding undone (gzip also when the header was filtered out)."""
-    data = _as_bytes(raw)
     codings = [
         c.strip().lower() for c in encoding.split(",") if c.strip() and c.strip().lower() != "identity"
     ]
@@ -172,12 +393,18 @@ def _decoded(raw: Any, encoding: str) -> bytes:
             data = raw.encode("latin-1", "replace")
     try:
         return _undo(data, codings)
-    except (OSError, EOFError, zlib.error):
+    except (OSError, EOFError, zlib.error, _MissingCodec) as exc:
         try:
             plain.decode("utf-8")  # decoded already, header left behind (decode_compressed_response, proxies)
         except UnicodeDecodeError:
+            if isinstance(exc, _MissingCodec):
+                raise ValueError(str(exc)) from None
             raise ValueError(f"the body does not decode as {', '.join(codings)}") from None
         return plain
+
+
+class _MissingCodec(Exception):
+    """A content-encoding whose decoder is an optional package that is not installed."""
 
 
 def _undo(data: bytes, codings: list[str]) -> bytes:
@@ -193,64 +420,108 @@ def _undo(data: bytes, codings: list[str]) -> bytes:
             try:
                 import brotli  # type: ignore[import-not-found]
             except ImportError:
-                raise ValueError("the body is brotli-compressed; pip install brotli to import it") from None
+                raise _MissingCodec(
+                    "the body is brotli-compressed; pip install brotli to import it"
+                ) from None
             data = brotli.decompress(data)
+        elif coding == "zstd":
+            try:
+                import zstandard  # type: ignore[import-not-found]
+            except ImportError:
+                raise _MissingCodec(
+                    "the body is zstd-compressed; pip install zstandard to import it"
+                ) from None
+            data = zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 30)
         else:
             raise ValueError(f"unknown content-encoding {coding!r}")
     return data
 
 
-def _body(part: dict[str, Any], *, response: bool) -> tuple[Any, bool]:
-    """The raw stored body and whether it was a parsed (already decoded) mapping."""
-    if "parsed_body" in part:  # pydantic-ai's serializer: JSON bodies kept as YAML mappings
-        return orjson.dumps(part["parsed_body"]), True
+def _raw_value(part: dict[str, Any]) -> Any:
     body = part.get("body")
-    if response and isinstance(body, dict):
-        if "string" in body:
-            return body["string"], False
-        if "base64_string" in body:
-            return base64.b64decode(body["base64_string"]), False
-        return b"", False
-    if response and "content" in part and body is None:  # httpx stubs of vcrpy < 2
-        return part["content"], False
-    return body, False
+    return body.get("string") if isinstance(body, dict) else body
+
+
+def _wire_body(part: dict[str, Any], headers: list[tuple[str, str]], *, response: bool) -> bytes:
+    data, decoded = _body(part, response=response)
+    if decoded:
+        return data
+    return _decoded(data, _header(headers, "content-encoding"), raw=_raw_value(part))
+
+
+def _status(resp: dict[str, Any]) -> int:
+    field_ = resp.get("status")
+    status = field_.get("code") if isinstance(field_, dict) else resp.get("status_code", field_)
+    if isinstance(status, str) and status.strip().isdigit():
+        status = int(status)
+    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 999:
+        raise ValueError("the response needs an integer status code (`status: {code: ...}` or `status: 200`)")
+    return status
+
+
+def _toml_part(part: dict[str, Any]) -> dict[str, Any]:
+    """cassetter's TOML keeps the body as ``body_type`` / ``body_content`` (JSON as a string)."""
+    if "body_type" not in part:
+        return part
+    out = {k: v for k, v in part.items() if k not in ("body_type", "body_content")}
+    out["body"] = {"type": part["body_type"] or "none", "content": part.get("body_content"), "$toml": True}
+    return out
+
+
+# --- one interaction -------------------------------------------------------------------------------
+
+
+_STREAM_NOTE = (
+    "the response has no content-type (filtered when recorded) but its body is an event stream answering "
+    "a stream=true request: kept as events, so it replays event by event."
+)
 
 
 def convert_interaction(item: Any) -> Converted:
-    """One vcrpy interaction as ours; `ValueError` says why it cannot be read."""
+    """One recorded interaction as ours; `ValueError` (or another listed error) says why it cannot be."""
     if not isinstance(item, dict):
         raise ValueError(f"an interaction must be a mapping, not {type(item).__name__}")
     req, resp = item.get("request"), item.get("response")
     if not isinstance(req, dict) or not isinstance(resp, dict):
         raise ValueError("needs `request` and `response` mappings")
+    req, resp = _toml_part(req), _toml_part(resp)
     method, uri = req.get("method"), req.get("uri")
-    if not isinstance(method, str) or not isinstance(uri, str):
+    if not isinstance(method, str) or not isinstance(uri, str) or not method or not uri:
         raise ValueError("the request needs string `method` and `uri`")
     req_headers = _header_items(req.get("headers"))
-    raw, parsed = _body(req, response=False)
-    body = _as_bytes(raw) if parsed else _decoded(raw, _header(req_headers, "content-encoding"))
-    kind, normalized = normalized_call(method, uri, req_headers, body)
+    body = _wire_body(req, req_headers, response=False)
+    kind, normalized = normalized_call(method, wire_url(uri), req_headers, body)
 
-    status_field = resp.get("status")
-    if isinstance(status_field, dict):
-        status = status_field.get("code")
-    else:
-        status = resp.get("status_code", status_field)
-    if isinstance(status, bool) or not isinstance(status, int):
-        raise ValueError("the response needs an integer status code (`status: {code: ...}`)")
+    status = _status(resp)
     resp_headers = _header_items(resp.get("headers"))
-    raw, parsed = _body(resp, response=True)
-    data = _as_bytes(raw) if parsed else _decoded(raw, _header(resp_headers, "content-encoding"))
-    if parsed and not _header(resp_headers, "content-type"):
-        resp_headers.append(("content-type", "application/json"))
+    data = _wire_body(resp, resp_headers, response=True)
     notes = []
+    json_body = resp.get("parsed_body") is not None or (
+        _typed(resp.get("body")) and resp["body"]["type"] == "json"
+    )
+    if json_body and not _header(resp_headers, "content-type"):
+        resp_headers.append(("content-type", "application/json"))
+    recorded = http_response(status, resp_headers, data)
+    if "events" not in recorded and _unlabelled_stream(normalized, status, resp_headers, data):
+        recorded = {"status": status, "headers": recorded["headers"], "events": split_sse(data.decode())}
+        notes.append(_STREAM_NOTE)
     if kind == "http" and method.upper() == "POST" and ("/chat/completions" in uri or "/v1/messages" in uri):
         notes.append(
             "looks like an LLM call but its body is not JSON: kept as plain http (matched by URL+body)."
         )
-    return Converted(
-        kind, request_key(normalized), normalized, http_response(status, resp_headers, data), notes
-    )
+    return Converted(kind, request_key(normalized), normalized, recorded, notes)
+
+
+def _unlabelled_stream(
+    normalized: dict[str, Any], status: int, headers: list[tuple[str, str]], data: bytes
+) -> bool:
+    if _header(headers, "content-type") or normalized.get("stream") is not True or not 200 <= status < 300:
+        return False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return text.lstrip().startswith(("event:", "data:"))
 
 
 def import_vcr(
@@ -260,12 +531,13 @@ def import_vcr(
     overwrite: bool = False,
     skip_bad: bool = False,
 ) -> ImportReport:
-    """Convert a vcrpy / pytest-recording cassette (YAML or JSON) into a cassette at ``to``.
+    """Convert a vcrpy / pytest-recording cassette (or cassetter, Ruby VCR) into a cassette at ``to``.
 
-    LLM calls are keyed exactly as a live call through `cassette.instrument` is,
-    so tests that used vcrpy replay the same traffic through the real SDKs. An
-    interaction that cannot be read raises `CassetteImportError` (nothing is
-    written) unless ``skip_bad``, which converts the rest and lists it.
+    YAML, JSON, TOML (cassetter) and gzipped files are read. LLM calls are keyed
+    exactly as a live call through `cassette.instrument` is, so tests that used
+    vcrpy replay the same traffic through the real SDKs. An interaction that
+    cannot be read raises `CassetteImportError` (nothing is written) unless
+    ``skip_bad``, which converts the rest and lists it.
 
     Example::
 
@@ -273,30 +545,39 @@ def import_vcr(
         print(report)
     """
     path = Path(source)
-    doc, fmt = read_vcr(path)
-    version = doc.get("version")
-    report = ImportReport(source=path, target=Path(to), format=f"vcrpy {fmt}")
-    if version not in (1, None):
-        report.notes.append(("cassette", f"vcrpy format version {version!r}; read as version 1."))
+    found = read_vcr(path)
+    report = ImportReport(source=path, target=Path(to), format=found.format)
+    if found.version not in (1, None) and not found.format.startswith("ruby"):
+        report.notes.append(("cassette", f"format version {found.version!r}; read as version 1."))
     calls: list[Converted] = []
     bad: list[tuple[str, str]] = []
-    for i, item in enumerate(doc["interactions"]):
+    for i, item in enumerate(found.interactions):
         where = f"interaction {i}"
         try:
             converted = convert_interaction(item)
-        except (ValueError, OSError, EOFError, zlib.error) as exc:
-            bad.append((where, str(exc) or type(exc).__name__))
+        except _ENTRY_ERRORS as exc:
+            bad.append((where, _why(exc)))
             continue
         calls.append(converted)
         report.notes.extend((where, note) for note in converted.notes)
     if bad and not skip_bad:
         listing = "\n".join(f"  {where}: {why}" for where, why in bad)
         raise CassetteImportError(
-            f"{path}: {len(bad)} interactions cannot be read, so nothing was written:\n{listing}\n"
+            f"{path}: {len(bad)} interaction{'' if len(bad) == 1 else 's'} cannot be read, so nothing was "
+            f"written:\n{listing}\n"
             "Fix or remove them, or pass skip_bad=True (--skip-bad) to convert the rest and list these.",
             path=path,
         )
+    report.skipped.extend(found.skipped)
     report.skipped.extend(bad)
     report.target, report.kinds = save_converted(calls, to, overwrite=overwrite, error=CassetteImportError)
     report.interactions = len(calls)
     return report
+
+
+def _why(exc: BaseException) -> str:
+    """A one-line reason for a failed interaction; library errors get their kind named."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, ValueError) and type(exc) is ValueError and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -508,7 +508,7 @@ def _foreign_error(path: Path, data: bytes, doc: Any = None) -> CassetteShapeErr
     if doc is None:
         if data[:2] == b"\x1f\x8b":
             what, command = "a gzip-compressed file (langchain stores vcrpy cassettes as .yaml.gz)", "vcr"
-        elif _YAML_OR_TOML_HEAD.match(data):
+        elif _YAML_OR_TOML_HEAD.match(data.removeprefix(b"\xef\xbb\xbf")):
             what, command = "a vcrpy / pytest-recording, cassetter or Ruby VCR cassette (YAML or TOML)", "vcr"
     elif isinstance(doc, dict):
         items = doc.get("interactions")

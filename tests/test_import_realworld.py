@@ -1141,3 +1141,28 @@ def test_cli_imports_a_mixed_tree_and_names_each_file_it_cannot_convert(
     (tree / "test_models" / "test_chat.yml").write_text(plain)
     assert main(["import", "vcr", str(tree), "--to", "elsewhere", "--force"]) == 2
     assert "several files would become the same cassette" in capsys.readouterr().err
+
+
+def test_a_windows_edited_cassette_with_a_byte_order_mark_and_crlf_lines() -> None:
+    chat = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "a folded\nquestion"}]}
+    text = yaml.safe_dump(
+        {
+            "interactions": [
+                {
+                    "request": {"method": "POST", "uri": "https://api.openai.com/v1/chat/completions",
+                                "body": json.dumps(chat), "headers": {"Content-Type": ["application/json"]}},
+                    "response": {"status": {"code": 200, "message": "OK"},
+                                 "headers": {"Content-Type": ["application/json"]}, "body": {"string": _chat("ok")}},
+                }
+            ],
+            "version": 1,
+        },
+        width=40,
+    )  # fmt: skip
+    _import(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    with _replaying():
+        assert _openai().chat.completions.create(**chat).choices[0].message.content == "ok"
+    Path("bom.yaml").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    with pytest.raises(cassette.CassetteShapeError, match="cassette import vcr"):
+        with cassette.using("bom.yaml", mode="replay"):
+            pass

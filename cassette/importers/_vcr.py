@@ -197,6 +197,7 @@ def read_vcr(path: Path) -> VcrFile:
             raise CassetteImportError(
                 f"{path} is gzip-compressed but does not decompress ({exc}); restore it from git.", path=path
             ) from None
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark some Windows editors add
     if not data.strip():
         raise CassetteImportError(f"{path} is empty; restore it from git or re-record it.", path=path)
     doc, serialisation = _parse(path, data)
@@ -218,7 +219,8 @@ def _shape(path: Path, doc: Any, serialisation: str) -> VcrFile:
             flavour = "cassetter" if any(_is_cassetter(i) for i in items) else "vcrpy"
             found = VcrFile(items, f"{flavour} {serialisation}", doc.get("version"))
             for name in ("grpc_interactions", "ws_interactions"):
-                for i, _ in enumerate(doc.get(name) or []):
+                others = doc.get(name)
+                for i, _ in enumerate(others if isinstance(others, list) else []):
                     what = "gRPC" if name.startswith("grpc") else "WebSocket"
                     found.skipped.append(
                         (f"{name} {i}", f"a {what} recording: cassette replays HTTP traffic only.")
@@ -305,7 +307,12 @@ def _header(items: list[tuple[str, str]], name: str) -> str:
 
 def _json_bytes(value: Any) -> bytes:
     # YAML may give non-string keys (an unquoted `200:`): JSON would have had them as strings
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:  # integers beyond 64 bits, nesting deeper than orjson writes
+        import json
+
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _as_bytes(value: Any, encoding: str | None = None) -> bytes:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cassette._errors import CassetteError
+from cassette._errors import CassetteConfigError, CassetteError
 from cassette._session import Mode, Session, last_session, pending_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,7 +27,21 @@ def using(path: str | Path, mode: str | Mode | None = None, **options: Any) -> S
             agent.run("My card was charged twice")
         print(session.stats())
     """
-    return Session(path, mode, **options)
+    return Session(_checked_path(path, "cassette.using"), mode, **options)
+
+
+def _checked_path(path: Any, where: str) -> str | Path:
+    """The cassette path, or a clear error for the usual slips (``@cassette.use`` with no path)."""
+    if isinstance(path, str | os.PathLike):
+        return path if isinstance(path, str) else Path(path)
+    if callable(path):
+        raise CassetteConfigError(
+            f'{where} needs the cassette\'s path: write @cassette.use("tests/cassettes/<name>.json") '
+            "with parentheses and a path (or use @pytest.mark.cassette for a default path per test)."
+        )
+    raise CassetteConfigError(
+        f"{where}: the cassette path must be a str or pathlib.Path, got {type(path).__name__} {path!r:.80}."
+    )
 
 
 def use(path: str | Path, mode: str | Mode | None = None, **options: Any) -> Callable[[F], F]:
@@ -41,6 +56,7 @@ def use(path: str | Path, mode: str | Mode | None = None, **options: Any) -> Cal
         def test_triage():
             assert "refund" in agent.run("My card was charged twice")
     """
+    path = _checked_path(path, "cassette.use")
     Session(path, mode, **options)  # validate mode and options now
 
     def decorate(fn: F) -> F:

@@ -7,13 +7,18 @@ from typing import Any
 import orjson
 
 
+def _count(value: Any) -> bool:
+    # a recorded file may say anything: only a plausible token count is added to the run's total
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**40
+
+
 def _from_usage(usage: Any) -> int:
     if not isinstance(usage, dict):
         return 0
-    total = usage.get("total_tokens")
-    if isinstance(total, int):
-        return total
-    return sum(v for k, v in usage.items() if k in ("input_tokens", "output_tokens") and isinstance(v, int))
+    total: Any = usage.get("total_tokens")
+    if _count(total):
+        return int(total)
+    return sum(v for k, v in usage.items() if k in ("input_tokens", "output_tokens") and _count(v))
 
 
 def tokens_of(response: dict[str, Any]) -> int:
@@ -41,8 +46,10 @@ def tokens_of(response: dict[str, Any]) -> int:
             except orjson.JSONDecodeError:
                 continue
             if isinstance(data, dict):
-                found = [data.get("usage"), (data.get("message") or {}).get("usage")]
-                found.append((data.get("response") or {}).get("usage"))
+                found = [data.get("usage")]
+                found += [
+                    data[k].get("usage") for k in ("message", "response") if isinstance(data.get(k), dict)
+                ]
                 for u in found:
                     best = max(best, _from_usage(u))
     return best

@@ -610,6 +610,53 @@ def test_wire_encoding_headers_are_ignored(template: Template, tmp_path: Path, h
     check_outcomes(outcomes, manifest)
 
 
+@pytest.mark.parametrize(
+    "event",
+    [
+        'data: {"message": "not an object", "usage": {"total_tokens": 3}}',
+        'data: {"response": ["x"], "usage": 1}',
+        'data: {"usage": {"total_tokens": -2000000000}}',
+        'data: {"usage": {"input_tokens": true, "output_tokens": 1e300}}',
+    ],
+)
+def test_usage_in_a_recorded_stream_cannot_break_replay_or_the_count(
+    template: Template, tmp_path: Path, event: str
+) -> None:
+    """Token counting reads recorded events: a non-object ``message`` raised AttributeError mid-replay."""
+    doc = copy.deepcopy(template.doc)
+    stream = next(i for i in doc["interactions"] if "events" in i["response"])
+    stream["response"]["events"] = [event, "data: [DONE]"]
+    path = tmp_path / "c.json"
+    path.write_bytes(ordered_json(doc))
+    with cassette.using(
+        path, mode="replay", store=template.store, check_order="off", unused="off"
+    ) as session:
+        _stream(
+            seam_client(),
+            f"{template.base}/v1/chat/completions",
+            {**json.loads(_chat_body()), "stream": True},
+        )
+    assert session.stats()["tokens_saved"] >= 0
+
+
+@pytest.mark.parametrize(
+    "usage", [{"total_tokens": -2_000_000_000}, {"total_tokens": True}, {"input_tokens": 10**30}]
+)
+def test_usage_in_a_recorded_response_cannot_skew_the_count(
+    template: Template, tmp_path: Path, usage: dict[str, Any]
+) -> None:
+    """The run summary showed "tokens not spent: -1,943,727,125" after a soak of mutated cassettes."""
+    doc = copy.deepcopy(template.doc)
+    doc["interactions"][0]["response"]["json"]["usage"] = usage
+    path = tmp_path / "c.json"
+    path.write_bytes(ordered_json(doc))
+    with cassette.using(
+        path, mode="replay", store=template.store, check_order="off", unused="off"
+    ) as session:
+        seam_client().post(f"{template.base}/v1/chat/completions", content=_chat_body()).read()
+    assert session.stats()["tokens_saved"] == 0
+
+
 def test_a_surrogate_in_a_text_blob_fails_before_the_stream_starts(
     template: Template, tmp_path: Path
 ) -> None:

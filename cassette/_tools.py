@@ -47,6 +47,14 @@ def to_jsonable(value: Any) -> Any:
         return {"$bytes": base64.b64encode(bytes(value)).decode()}
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return {"$datetime": value.isoformat(), "type": type(value).__name__}
+    cls = type(value)
+    if cls.__str__ is object.__str__ and cls.__repr__ is object.__repr__:
+        # the default repr holds a memory address: a key made from it would never match on replay
+        state = getattr(value, "__dict__", None)
+        if not isinstance(state, dict):
+            slots = [n for c in cls.__mro__ for n in getattr(c, "__slots__", ()) if isinstance(n, str)]
+            state = {n: getattr(value, n) for n in slots if n != "__weakref__" and hasattr(value, n)}
+        return {"$object": _qualname(cls), "state": to_jsonable(state)}
     return str(value)
 
 

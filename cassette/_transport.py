@@ -432,9 +432,15 @@ def _route(client: Any, lib: str, *, is_async: bool, owner: Any) -> None:
     them open, and ``owner`` is kept alive as long as ``client`` is.
     """
     classes = _classes(lib)
-    cls = classes["AsyncTransport"] if is_async else classes["Transport"]
+    cls: Any = classes["AsyncTransport"] if is_async else classes["Transport"]
 
     def seam(inner: Any) -> Any:
+        if isinstance(inner, cls) and inner._session is None:
+            # already a seam (a client instrumented twice, or built on http_client()): one seam is
+            # enough, two would record every call twice
+            if owner is None:
+                return inner
+            inner = inner._wrapped
         if owner is None:
             return cls(inner)
         return cls(inner, owns_wrapped=False, keepalive=owner)

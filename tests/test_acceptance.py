@@ -413,6 +413,35 @@ def test_2_7_tools_rebuild_their_types_and_reraise_their_exceptions() -> None:
     assert names == ["lookup_order", "refund", "find_customer", "double"]
 
 
+class Ticket:
+    """A plain class: no dataclass, no pydantic, the default repr (with a memory address)."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+
+
+@cassette.tool
+def close_ticket(ticket: Ticket) -> str:
+    RAN.append("close_ticket")
+    return f"closed {ticket.number}"
+
+
+def test_2_7_a_plain_object_argument_replays() -> None:
+    """Regression: a plain object's default repr (`<Ticket object at 0x…>`) went into the key, so it never
+    replayed."""
+    with cassette.using("tests/cassettes/ticket.json", mode="record"):
+        assert close_ticket(Ticket(7)) == "closed 7"
+    RAN.clear()
+    with cassette.using("tests/cassettes/ticket.json", mode="replay"):
+        assert close_ticket(Ticket(7)) == "closed 7"
+    assert RAN == []
+    with (
+        pytest.raises(cassette.CassetteMiss, match="number"),
+        cassette.using("tests/cassettes/ticket.json", mode="replay"),
+    ):
+        close_ticket(Ticket(8))
+
+
 def test_2_8_manifest_layout_blob_ids_and_byte_identical_rerecord() -> None:
     system = "You are a support agent for a card issuer. " * 40  # above the blob threshold
 
@@ -647,6 +676,40 @@ def test_3_2_3_4_every_sdk_surface_replays_exactly_as_it_ran_live() -> None:
     assert live["a500"][:2] == ("anthropic", "InternalServerError")
     assert isinstance(live["parse"], dict) and isinstance(live["responses_parse"], Verdict)
     assert len(live["n3"]["choices"]) == 3 and live["responses"][0]
+
+
+def test_3_1_a_client_instrumented_twice_records_each_call_once() -> None:
+    """Regression: instrument(instrument(c)) or instrument(OpenAI(http_client=cassette.http_client()))
+    stacked two seams, so every call was recorded twice and replay reported half of them unused."""
+    with DevServer() as srv:
+        mine = OpenAI(base_url=srv.openai_base_url, api_key="sk-test", max_retries=0)
+        clients = [
+            cassette.instrument(cassette.instrument(mine)),
+            cassette.instrument(
+                OpenAI(base_url=srv.openai_base_url, api_key="sk-test", http_client=cassette.http_client())
+            ),
+            cassette.instrument(
+                AsyncOpenAI(base_url=srv.openai_base_url, api_key="sk-test", max_retries=0)
+            ).with_options(timeout=30),
+        ]
+        with cassette.using("tests/cassettes/twice.json", mode="record") as session:
+            ask(clients[0], "one")
+            ask(clients[1], "two")
+            asyncio.run(
+                cassette.instrument(clients[2]).chat.completions.create(
+                    model="gpt-4o-mini", messages=[{"role": "user", "content": "three"}]
+                )
+            )
+        assert len(session.interactions) == 3 and len(srv.requests) == 3
+    with cassette.using("tests/cassettes/twice.json", mode="replay", unused="error"):
+        ask(clients[0], "one")
+        ask(clients[1], "two")
+        asyncio.run(
+            cassette.instrument(clients[2]).chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "three"}]
+            )
+        )
+    mine.close()
 
 
 def test_3_2_3_3_async_streams_replay_event_by_event() -> None:

@@ -269,6 +269,10 @@ _keys = st.sampled_from(
         "content-length",
         "transfer-encoding",
         "incomplete",
+        "usage",
+        "message",
+        "choices",
+        "delta",
     ]
 ) | st.text(max_size=8)
 _scalars = (
@@ -302,6 +306,10 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
     max_leaves=12,
 )
+
+
+# recorded SSE events whose data is hostile JSON (what the token counter and the SDK parse)
+sse_events = st.lists(json_values.map(lambda v: "data: " + json.dumps(v)), max_size=4)
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -390,7 +398,11 @@ def test_byte_mutations_load_or_refuse(
 
 
 @FUZZ
-@given(choice=st.integers(min_value=0), op=st.sampled_from(["replace", "delete", "wrap"]), new=json_values)
+@given(
+    choice=st.integers(min_value=0),
+    op=st.sampled_from(["replace", "delete", "wrap"]),
+    new=json_values | sse_events,
+)
 def test_structural_mutations_replay_or_refuse(
     template: Template, choice: int, op: str, new: Any, counts: Any, tmp_path: Path
 ) -> None:

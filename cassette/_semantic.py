@@ -94,18 +94,20 @@ def configure(default_backend: str | None, thresholds: dict[str, float]) -> None
         name: _check_threshold(value, f"[tool.cassette] semantic_thresholds.{name}")
         for name, value in thresholds.items()
     }
-    global _default_backend, _thresholds
+    global _default_backend, _thresholds, _from_config
     with _lock:
         _default_backend = default_backend or DEFAULT_BACKEND
         _thresholds = checked
+        _from_config = False  # an explicit call: kept until a pyproject.toml says otherwise
 
 
 _applied_config: object = None
+_from_config = False  # the current settings came from a pyproject.toml, not from configure()
 
 
 def _apply_config() -> None:
     """Take the default backend and thresholds from ``[tool.cassette]`` when the project changes."""
-    global _applied_config
+    global _applied_config, _from_config
     from cassette._config import load_config
 
     cfg = load_config()
@@ -113,6 +115,10 @@ def _apply_config() -> None:
         _applied_config = cfg
         if cfg.source is not None:  # only a real [tool.cassette] overrides what configure() set
             configure(cfg.semantic_backend, cfg.semantic_thresholds)
+            _from_config = True
+        elif _from_config:  # left that project: its thresholds must not follow into this one
+            configure(None, {})
+            _from_config = False
 
 
 def available_backends() -> dict[str, SemanticBackend]:

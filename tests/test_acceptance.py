@@ -1152,6 +1152,10 @@ def test_5_1_default_backend_and_thresholds_come_from_config() -> None:
     clear_config_cache()
     r = cassette.semantic_match("We will refund the duplicate charge", "refund the duplicate charge twice")
     assert r.threshold == 0.99 and not r
+    # Regression: a project's thresholds followed the process into a directory with no pyproject.toml.
+    Path("pyproject.toml").unlink()
+    clear_config_cache()
+    assert cassette.semantic_match("We will refund it", "refund").threshold == 0.6
 
 
 @pytest.mark.parametrize("backend", ["lexical", "embeddings"])
@@ -1185,21 +1189,31 @@ def test_5_3_embeddings_do_not_touch_the_root_logger() -> None:
     assert (list(logging.getLogger().handlers), logging.getLogger().level) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="design question for the lexical backend: the headline example `semantic_match(out, 'offers a "
-    "refund')` fails on every refund answer the devserver gives ('We'll refund the duplicate charge…'), "
-    "because the descriptive verb 'offers' counts as a missing content word (1/2 < 0.6)",
-)
-@pytest.mark.parametrize("backend", ["lexical", "embeddings"])
-def test_5_2_the_issue_example_offers_a_refund_matches_a_refund_answer(backend: str) -> None:
+def refund_answer() -> str:
     with DevServer(seed=1) as srv:
         answer = ask(
             OpenAI(base_url=srv.openai_base_url, api_key="sk-test", max_retries=0),
             "My card was charged twice",
         )
-    assert "refund" in answer
-    assert cassette.semantic_match(answer, "offers a refund", backend=backend)
+    assert "refund" in answer and "offer" not in answer
+    return answer
+
+
+def test_5_2_the_issue_example_offers_a_refund_matches_a_refund_answer() -> None:
+    """Regression: the headline `semantic_match(out, "offers a refund")` failed on every refund answer the
+    devserver gives ("We'll refund the duplicate charge…"): the describing verb counted as a missing word."""
+    assert cassette.semantic_match(refund_answer(), "offers a refund")
+    assert not cassette.semantic_match("We offer a discount on your next order.", "offers a refund")
+    assert not cassette.semantic_match("Sorry, I cannot offer a refund.", "offers a refund")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="embeddings backend: a short expected phrase ('offers a refund') scores 0.47-0.60 cosine against "
+    "every sentence of the devserver's refund answers, below the STS-calibrated 0.72",
+)
+def test_5_3_the_issue_example_offers_a_refund_matches_with_embeddings() -> None:
+    assert cassette.semantic_match(refund_answer(), "offers a refund", backend="embeddings")
 
 
 def test_5_4_judge_verdict_recorded_with_the_default_client_and_replayed_offline(

@@ -135,6 +135,14 @@ def stem(word: str) -> str:
     return w
 
 
+# Verbs that describe what an answer does rather than what it says: "offers a refund", "mentions the
+# order id". An answer that gives the refund need not use the verb ("We'll refund the duplicate
+# charge"), so in the expected text they count half. Measured neutral on STS-B dev (ROC-AUC 0.863).
+_DESCRIBING = frozenset(
+    stem(w) for w in _words("offers provides gives mentions says explains suggests includes tells promises")
+)
+
+
 def _number(text: str) -> str:
     pct = text.endswith("%")
     value = text.lstrip("$€£").rstrip("%").replace(",", "")
@@ -297,18 +305,23 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
                 veto = veto or f"expected '{written}', answer has {found}"
     missing: list[str] = []
     negation: str | None = None
-    for s in exp.order:
+    # a describing verb weighs half, unless the expected text has nothing else
+    light = 0.5 if any(s not in _DESCRIBING for s in exp.order) else 1.0
+    weights = [light if s in _DESCRIBING else 1.0 for s in exp.order]
+    lost = 0.0
+    for s, weight in zip(exp.order, weights):
         t = _find(s, act)
         if t is None:
             missing.append(exp.surface[s])
+            lost += weight
             continue
         want_pos, want_neg = s in exp.positive, s in exp.negated
         if want_pos and not want_neg and t not in act.positive:
             negation = f"negated: '{act.negated[t]}'"
         elif want_neg and not want_pos and t not in act.negated:
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
-    total = len(exp.order)
-    value = 1.0 - len(missing) / total if total else 1.0  # no content words: only the guards decide
+    total = sum(weights)
+    value = 1.0 - lost / total if total else 1.0  # no content words: only the guards decide
     return value, missing, veto or negation
 
 

@@ -371,8 +371,10 @@ def test_fake_keys_look_real_to_the_scanner() -> None:
 def test_no_planted_key_reaches_any_written_byte(tmp_path: Path, clients: Clients, counts: Any) -> None:
     planted = keys_for_run()
     places: set[str] = set()
-    for kind, key in planted:
-        with cassette.using(tmp_path / "cassettes" / f"{kind}.json", mode="record", blob_threshold=256):
+    for n, (kind, key) in enumerate(planted):
+        with cassette.using(
+            tmp_path / "cassettes" / f"{n:03}-{kind}.json", mode="record", blob_threshold=256
+        ):
             places.update(plant(clients, key))
     files = list(iter_files(tmp_path))
     assert any(".blobs" in f.parts for f in files), "nothing went to the blob store"
@@ -389,8 +391,8 @@ def test_no_planted_key_reaches_any_written_byte(tmp_path: Path, clients: Client
     counts.update(keys_planted=len(planted), formats=len(KINDS), places=len(places), files_checked=len(files))
     assert not leaks, "\n".join(leaks[:20])
     # and each cassette still replays (redaction never touches what matching needs)
-    for kind, key in planted[: len(KINDS)]:
-        with cassette.using(tmp_path / "cassettes" / f"{kind}.json", mode="replay", check_order="off"):
+    for n, (kind, key) in enumerate(planted):
+        with cassette.using(tmp_path / "cassettes" / f"{n:03}-{kind}.json", mode="replay", check_order="off"):
             plant(clients, key)
 
 
@@ -402,8 +404,10 @@ def test_the_projects_scanner_finds_nothing_in_what_was_written(
     from cassette._secrets import Scanner, default_rules
 
     planted = keys_for_run()
-    for kind, key in planted:
-        with cassette.using(tmp_path / "cassettes" / f"{kind}.json", mode="record", blob_threshold=256):
+    for n, (kind, key) in enumerate(planted):
+        with cassette.using(
+            tmp_path / "cassettes" / f"{n:03}-{kind}.json", mode="record", blob_threshold=256
+        ):
             plant(clients, key)
     scanner = Scanner(default_rules())
     findings = [str(f) for path in iter_files(tmp_path) for f in scanner.scan_file(path)]

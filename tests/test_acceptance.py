@@ -1564,17 +1564,19 @@ def test_7_3_import_vcr_cassettes_recorded_by_real_vcrpy_replay_through_the_seam
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 7 spells it `cassette import vcrpy tests/cassettes/*.yaml --to tests/cassettes/`: the CLI "
-    "accepts neither the name `vcrpy` nor several source files (a shell glob)",
-)
 def test_7_3_import_as_the_issue_spells_it_vcrpy_and_a_glob() -> None:
+    """Regression: `cassette import vcrpy tests/cassettes/*.yaml --to tests/cassettes/` (issue 7) was a
+    usage error twice over: no `vcrpy` name, and one SOURCE only."""
     vcr_record(Path("old/a.yaml"))
     vcr_record(Path("old/b.yaml"))
     done = cmd("import", "vcrpy", "old/a.yaml", "old/b.yaml", "--to", "tests/cassettes/")
     assert done.returncode == 0, done.stderr
     assert Path("tests/cassettes/a.json").is_file() and Path("tests/cassettes/b.json").is_file()
+    Path("old/broken.yaml").write_text("interactions: [")
+    mixed = cmd("import", "vcrpy", "old/broken.yaml", "old/a.yaml", "--to", "more/", "--force")
+    assert mixed.returncode == 1 and "broken.yaml" in mixed.stderr and Path("more/a.json").is_file()
+    lone = cmd("import", "vcrpy", "old/a.yaml", "old/b.yaml", "--to", "x.json")
+    assert lone.returncode == 2 and "directory" in lone.stderr
 
 
 def test_7_4_import_cendor_v1_and_v2_files() -> None:

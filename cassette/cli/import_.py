@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cassette._errors import CassetteError
 from cassette.importers import CassetteImportError, ImportReport, import_cendor, import_vcr
 
 HELP = (
@@ -22,11 +23,19 @@ _VCR_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "format",
-        choices=("vcr", "pytest-recording", "cassetter", "ruby-vcr", "cendor"),
-        help="what wrote SOURCE (vcr = pytest-recording = cassetter = ruby-vcr: the shape is detected)",
+        choices=("vcr", "vcrpy", "pytest-recording", "cassetter", "ruby-vcr", "cendor"),
+        help="what wrote SOURCE (vcr = vcrpy = pytest-recording = cassetter = ruby-vcr: shape is detected)",
     )
-    parser.add_argument("source", help="the file to convert (vcr: or a directory of cassettes)")
-    parser.add_argument("--to", required=True, help="the cassette to write (a directory when SOURCE is one)")
+    parser.add_argument(
+        "source",
+        nargs="+",
+        help="the file(s) to convert (vcr: or a directory of cassettes); several need --to DIR/",
+    )
+    parser.add_argument(
+        "--to",
+        required=True,
+        help="the cassette to write; a directory (existing, or ending in /) when SOURCE is one or several",
+    )
     parser.add_argument("--force", action="store_true", help="overwrite existing targets")
     parser.add_argument("--skip-bad", action="store_true", help="convert what can be read, list the rest")
     parser.add_argument(
@@ -106,7 +115,39 @@ def _vcr_pairs(source: Path, to: Path) -> list[tuple[Path, Path]]:
     return pairs
 
 
+def _into_dir(to: str) -> bool:
+    return to.endswith(("/", "\\")) or Path(to).is_dir()
+
+
 def run(args: argparse.Namespace) -> int:
+    sources: list[str] = args.source
+    if len(sources) > 1 or _into_dir(args.to):
+        # `cassette import vcrpy tests/cassettes/*.yaml --to new/`: one command per file, into the directory
+        if not _into_dir(args.to):
+            raise CassetteImportError(
+                f"{len(sources)} sources need a directory to write into: pass --to {args.to}/ "
+                "(each FILE becomes DIR/FILE.json)."
+            )
+        codes = []
+        for source in sources:
+            one = argparse.Namespace(**vars(args))
+            one.source = [source]
+            one.to = (
+                args.to
+                if Path(source).is_dir()
+                else str(Path(args.to) / f"{_stem_suffix(Path(source))[0]}.json")
+            )
+            try:
+                codes.append(_run_one(one))
+            except CassetteError as exc:  # one unreadable file must not stop the others
+                print(f"cassette import: {exc}", file=sys.stderr)
+                codes.append(1)
+        return max(codes)
+    return _run_one(args)
+
+
+def _run_one(args: argparse.Namespace) -> int:
+    args.source = args.source[0] if isinstance(args.source, list) else args.source
     reports: list[ImportReport] = []
     if args.format == "cendor":
         tools = {getattr(fn, "__name__", spec): fn for spec in args.tool for fn in [_tool(spec)]}

@@ -44,6 +44,8 @@ from cassette._errors import (
 from cassette._model import Cassette, HttpRequest, Interaction
 from cassette._netguard import NetworkBlockedError, block_network
 from cassette._promote import PromoteError, PromoteReport, promote
+from cassette._secrets import SecretRule
+from cassette._semantic import MatchResult
 from cassette._session import AmbiguousSessionError, Mode, Session, current_session
 from cassette._store import load_cassette
 from cassette._tools import tool
@@ -74,11 +76,13 @@ __all__ = [
     "ImportReport",
     "Interaction",
     "InvalidBlobRefError",
+    "MatchResult",
     "MissingBlobError",
     "Mode",
     "NetworkBlockedError",
     "PromoteError",
     "PromoteReport",
+    "SecretRule",
     "Session",
     "TamperedBlobError",
     "TraceError",

@@ -128,13 +128,15 @@ def run_threads(client: Any, tasks: int) -> dict[int, tuple[str, dict[str, Any],
 def test_sixteen_threads_in_one_session(tmp_path: Path, counts: Any) -> None:
     rounds, tasks = (20 if soak_mode() else 2), 40
     with FastDevServer(seed=5) as srv:
-        client = cassette.instrument(OpenAI(base_url=srv.openai_base_url, api_key="sk-none", max_retries=0))
+        # retries on: a connection the loaded dev server resets is retried, and must still be recorded once
+        client = cassette.instrument(OpenAI(base_url=srv.openai_base_url, api_key="sk-none", max_retries=2))
         for r in range(rounds):
             path = tmp_path / f"threads-{r}.json"
             before = len(srv.requests)
             with cassette.using(path, mode="record"):
                 recorded = run_threads(client, tasks)
-            assert len(srv.requests) - before == 2 * tasks
+            assert len(srv.requests) - before >= 2 * tasks
+            served = len(srv.requests)
             c = cassette.load_cassette(path)
             assert len(c.interactions) == 3 * tasks, "a call was lost or recorded twice"
             requests = [json.dumps(c.hydrate(i.request), sort_keys=True) for i in c.interactions]
@@ -145,7 +147,7 @@ def test_sixteen_threads_in_one_session(tmp_path: Path, counts: Any) -> None:
                 replayed = run_threads(client, tasks)
             assert replayed == recorded
             assert not session.unused()
-            assert len(srv.requests) - before == 2 * tasks, "replay went to the server"
+            assert len(srv.requests) == served, "replay went to the server"
     counts.update(
         threads=16, rounds=rounds, calls_recorded=rounds * 3 * tasks, calls_replayed=rounds * 3 * tasks
     )

@@ -260,6 +260,37 @@ def _classes(lib: str) -> dict[str, type]:
             if k.lower() not in ("content-encoding", "content-length")
         ]
 
+    def relay_stream(response: Any, request: Any, slot: Slot, stream_cls: type) -> Any:
+        """A live event stream handed on to the caller while it is recorded; ``None`` if not a stream."""
+        if not (_is_stream(response.headers.get("content-type", "")) and 200 <= response.status_code < 300):
+            return None
+        recorder = _EventRecorder(slot, response.status_code, _kept_headers(response.headers))
+        return mod.Response(
+            response.status_code,
+            headers=live_headers(response),
+            stream=stream_cls(response, recorder),
+            request=request,
+            extensions=response.extensions,
+        )
+
+    def relay_body(response: Any, request: Any, slot: Slot, body: bytes) -> Any:
+        """Record a fully read live response and hand the caller an equivalent one."""
+        content_type = response.headers.get("content-type", "")
+        slot.finish(
+            {
+                "status": response.status_code,
+                "headers": _kept_headers(response.headers),
+                **body_record(content_type, body),
+            }
+        )
+        return mod.Response(
+            response.status_code,
+            headers=live_headers(response),
+            content=body,
+            request=request,
+            extensions=response.extensions,
+        )
+
     class Transport(mod.BaseTransport):  # type: ignore[name-defined,misc]
         """A transport that serves calls from the active cassette or records them."""
 
@@ -289,32 +320,14 @@ def _classes(lib: str) -> dict[str, type]:
             except BaseException:
                 slot.cancel()
                 raise
-            content_type = response.headers.get("content-type", "")
-            headers = _kept_headers(response.headers)
-            if _is_stream(content_type) and 200 <= response.status_code < 300:
-                recorder = _EventRecorder(slot, response.status_code, headers)
-                stream = RecordingStream(response, recorder)
-                return mod.Response(
-                    response.status_code,
-                    headers=live_headers(response),
-                    stream=stream,
-                    request=request,
-                    extensions=response.extensions,
-                )
+            streamed = relay_stream(response, request, slot, RecordingStream)
+            if streamed is not None:
+                return streamed
             try:
                 body = response.read()
             finally:
                 response.close()
-            slot.finish(
-                {"status": response.status_code, "headers": headers, **body_record(content_type, body)}
-            )
-            return mod.Response(
-                response.status_code,
-                headers=live_headers(response),
-                content=body,
-                request=request,
-                extensions=response.extensions,
-            )
+            return relay_body(response, request, slot, body)
 
         def close(self) -> None:
             if self._owns:
@@ -348,32 +361,14 @@ def _classes(lib: str) -> dict[str, type]:
             except BaseException:
                 slot.cancel()
                 raise
-            content_type = response.headers.get("content-type", "")
-            headers = _kept_headers(response.headers)
-            if _is_stream(content_type) and 200 <= response.status_code < 300:
-                recorder = _EventRecorder(slot, response.status_code, headers)
-                stream = AsyncRecordingStream(response, recorder)
-                return mod.Response(
-                    response.status_code,
-                    headers=live_headers(response),
-                    stream=stream,
-                    request=request,
-                    extensions=response.extensions,
-                )
+            streamed = relay_stream(response, request, slot, AsyncRecordingStream)
+            if streamed is not None:
+                return streamed
             try:
                 body = await response.aread()
             finally:
                 await response.aclose()
-            slot.finish(
-                {"status": response.status_code, "headers": headers, **body_record(content_type, body)}
-            )
-            return mod.Response(
-                response.status_code,
-                headers=live_headers(response),
-                content=body,
-                request=request,
-                extensions=response.extensions,
-            )
+            return relay_body(response, request, slot, body)
 
         async def aclose(self) -> None:
             if self._owns:

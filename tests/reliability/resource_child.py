@@ -13,10 +13,13 @@ phase is measured from its own start, not from the import-time high-water mark.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import json
 import os
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +44,19 @@ def peak_mb() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
+def _trim() -> None:
+    """Hand freed heap back to the kernel (glibc), so RSS shows what is alive, not what malloc kept."""
+    name = ctypes.util.find_library("c")
+    if name:
+        libc = ctypes.CDLL(name)
+        if hasattr(libc, "malloc_trim"):
+            libc.malloc_trim(0)
+
+
 def reset_peak() -> float:
     """Start a new high-water mark here; returns the current RSS."""
     gc.collect()
+    _trim()
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
     return current_mb()
@@ -61,13 +74,18 @@ def big(base_url: str, workdir: Path) -> dict[str, float]:
         c.chat.completions.create(model="small", messages=[{"role": "user", "content": "hi"}])
     out: dict[str, float] = {}
     base = reset_peak()
+    tracemalloc.start()  # what Python objects hold, whatever the allocator keeps of freed memory
+    traced_base = tracemalloc.get_traced_memory()[0]
     with cassette.using(workdir / "big.json", mode="record", store=workdir / ".blobs"):
         answer = c.chat.completions.create(model="big", messages=[{"role": "user", "content": "hi"}])
         out["content_mb"] = len(answer.choices[0].message.content or "") / MB
         out["call_peak_mb"] = peak_mb() - base
         del answer  # the agent is done with it; what stays is what the session keeps
         held = reset_peak()
-        out["held_by_session_mb"] = held - base
+        out["held_by_session_mb"] = (tracemalloc.get_traced_memory()[0] - traced_base) / MB
+        out["held_rss_mb"] = held - base
+        tracemalloc.stop()
+        held = reset_peak()
     out["save_peak_mb"] = peak_mb() - held
     out["record_peak_mb"] = max(out["call_peak_mb"], out["held_by_session_mb"] + out["save_peak_mb"])
     gc.collect()

@@ -129,7 +129,8 @@ def test_a_fifty_megabyte_response_is_not_copied_over_and_over(
         f for f in (tmp_path / ".blobs").rglob("*") if f.is_file() and f.stat().st_size >= BIG_MB * 2**20
     ]
     assert len(blobs) == 1, "the 50 MB content is not in the blob store"
-    assert result["held_by_session_mb"] <= 1.5 * BIG_MB, result  # one parsed copy until the session ends
+    # one parsed copy until the session ends (Python-traced memory: RSS also counts what malloc kept)
+    assert result["held_by_session_mb"] <= 1.5 * BIG_MB, result
     assert result["save_peak_mb"] <= SAVE_BIG_FACTOR * BIG_MB, result
     assert result["record_peak_mb"] <= RECORD_BIG_FACTOR * BIG_MB, result
     assert result["replay_peak_mb"] <= REPLAY_BIG_FACTOR * BIG_MB, result

@@ -43,6 +43,8 @@ class FileReport:
     interactions: int = 0
     blobs: int = 0
     problems: list[Problem] = field(default_factory=list)
+    # the distinct blob ids looked up, so a blob shared by several cassettes counts once in the summary
+    blob_ids: set[str] = field(default_factory=set, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -91,11 +93,20 @@ class VerifyReport:
                 continue
             lines.append(f"FAILED  {f.file}")
             lines.extend(f"  - {p}" for p in f.problems)
-        bad = sum(1 for f in self.files if not f.ok)
-        blobs = sum(f.blobs for f in self.files)
-        summary = f"verified {len(self.files)} cassette(s), {blobs} blob reference(s)"
-        lines.append(summary + (f": {bad} with problems" if bad else ": all sound"))
+        lines.append(self.summary())
         return "\n".join(lines)
+
+    def summary(self) -> str:
+        """One line: how many cassettes and distinct blobs were checked, and the verdict.
+
+        Example::
+
+            verify_paths(["tests/cassettes"]).summary()  # 'verified 3 cassette(s), 12 blob(s): OK'
+        """
+        bad = sum(1 for f in self.files if not f.ok)
+        blobs = len(set().union(*(f.blob_ids for f in self.files)))
+        summary = f"verified {len(self.files)} cassette(s), {blobs} blob(s)"
+        return summary + (f": {bad} with problems" if bad else ": OK")
 
 
 # A blob lookup: (bytes or None, a problem message or None) for one blob id.
@@ -140,6 +151,7 @@ def verify_manifest(data: bytes, file: str, check: BlobCheck) -> FileReport:
         if blob_id in seen:
             continue
         seen.add(blob_id)
+        report.blob_ids.add(blob_id)
         data_, problem = check(blob_id)
         if problem is not None:
             report.problems.append(Problem(file, problem, where, blob_id))

@@ -58,9 +58,24 @@ def test_a_sound_cassette_passes(capsys: pytest.CaptureFixture[str]) -> None:
     report = verify_paths(["tests/cassettes"])
     assert report.ok and [f.file for f in report.files] == [str(CASSETTE)]
     assert report.files[0].blobs == 3  # the prompt, the JSON blob, and the text blob inside it
-    assert main(["verify"]) == 0 and capsys.readouterr().out == ""
+    assert main(["verify"]) == 0
+    assert capsys.readouterr().out == "verified 1 cassette(s), 3 blob(s): OK\n"  # one line, so it visibly ran
     assert main(["verify", "-v"]) == 0
     assert "ok      tests/cassettes/triage.json (1 interactions, 3 blobs)" in capsys.readouterr().out
+
+
+def test_the_success_line_counts_a_shared_blob_once_and_failure_keeps_exit_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ids = write_cassette()
+    write_cassette(CASSETTE.with_name("refund.json"))  # the same three blobs, referenced again
+    assert main(["verify"]) == 0
+    out = capsys.readouterr()
+    assert out.out == "verified 2 cassette(s), 3 blob(s): OK\n" and out.err == ""
+    blob_file(ids["prompt"]).unlink()
+    assert main(["verify"]) == 1
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.splitlines()[-1] == "verified 2 cassette(s), 3 blob(s): 2 with problems"
 
 
 @pytest.mark.parametrize("damage", ["missing", "tampered", "missing-inside-json-blob", "bad-ref"])

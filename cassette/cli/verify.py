@@ -35,4 +35,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
     elif not report.ok or args.verbose:
         print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)
+    else:  # one line even on success, so a user (or a CI log) can see that it ran and what it covered
+        print(report.summary())
     return 0 if report.ok else 1

@@ -89,6 +89,10 @@ DESCRIPTIONS: dict[str, str] = {
 # What `semantic_drift` reports: real regressions of the output (rewordings and noise filtered out).
 REGRESSIONS = frozenset({"changed", "negated", "numbers", "tools", "shape", "error", "added", "removed"})
 _RANK = {c: i for i, c in enumerate(CATEGORIES)}
+# Request fields that say which tools the model was offered (OpenAI, its legacy functions, Anthropic).
+TOOL_OFFER_FIELDS = frozenset({"tools", "functions", "tool_choice", "function_call", "parallel_tool_calls"})
+# Which side of an interaction a tools change is on, in the words every output format uses.
+TOOL_SIDES: dict[str, str] = {"request": "tools offered (request)", "response": "tool calls (response)"}
 _DIGITS = re.compile(r"[$€£]?\d[\d,.]*%?")
 
 
@@ -602,7 +606,10 @@ class DriftItem:
     ``change`` is added / removed / modified; ``category`` the most serious
     difference (see the module docs); ``output_category`` the category of the
     output alone (differs from ``category`` only when the request changed too);
-    ``fields`` the differing field paths; ``tokens`` the (old, new) token counts.
+    ``fields`` the differing field paths; ``tokens`` the (old, new) token counts;
+    ``tools_changed`` which side of a tools change this is: ``"request"`` (the
+    tools offered to the model differ), ``"response"`` (the model called other
+    tools), or both; ``cassette`` the file the interaction belongs to.
     """
 
     seq: int
@@ -619,15 +626,37 @@ class DriftItem:
     label: str = ""
     old_seq: int | None = None
     tokens: tuple[int, int] = (0, 0)
+    tools_changed: tuple[str, ...] = ()
+    cassette: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not self.output_category:
             self.output_category = self.category
 
+    def __repr__(self) -> str:
+        # short on purpose: the interactions it holds can be megabytes of prompt and stream
+        excerpt = _clip(self.excerpt or self.reason, 60)
+        return (
+            f"DriftItem(category={self.category!r}, seq={self.seq}, cassette={self.cassette!r}, "
+            f"excerpt={excerpt!r})"
+        )
+
+    @property
+    def tools_label(self) -> str:
+        """Which side a tools change is on, for people.
+
+        Example::
+
+            item.tools_label == "tools offered (request) + tool calls (response)"
+        """
+        return " + ".join(TOOL_SIDES[side] for side in self.tools_changed)
+
     def __str__(self) -> str:
         text = f"#{self.seq} {self.kind} {self.category}"
         if self.label:
             text += f" {self.label}"
+        if self.tools_changed:
+            text += f" [{self.tools_label}]"
         if self.reason:
             text += f": {self.reason}"
         elif self.fields:
@@ -653,6 +682,8 @@ class DriftItem:
             "reason": self.reason,
             "excerpt": self.excerpt,
             "fields": self.fields,
+            "tools_changed": list(self.tools_changed),
+            "tools_label": self.tools_label,
             "tokens": {
                 "old": self.tokens[0],
                 "new": self.tokens[1],
@@ -778,6 +809,7 @@ def _modified(
     else:
         stripped = field_diff(_strip(res_b, volatile), _strip(res_a, volatile))
         response_fields = [p for p, _, _ in stripped if not p.startswith("headers.")]
+    sides = _tool_sides(b.kind, request_fields, verdict.category)
     if request_fields:
         shown = ", ".join(request_fields[:4]) + (" …" if len(request_fields) > 4 else "")
         reason = f"request differs in {shown}; output {verdict.category}"
@@ -798,6 +830,7 @@ def _modified(
             label,
             a.seq,
             tokens,
+            sides,
         )
     return DriftItem(
         b.seq,
@@ -814,7 +847,18 @@ def _modified(
         label,
         a.seq,
         tokens,
+        sides,
     )
+
+
+def _tool_sides(kind: str, request_fields: list[str], output_category: str) -> tuple[str, ...]:
+    """``("request",)`` when the tools offered differ, ``("response",)`` when other tools were called."""
+    sides: list[str] = []
+    if kind == "llm" and any(_split_path(p)[0] in TOOL_OFFER_FIELDS for p in request_fields):
+        sides.append("request")
+    if output_category == "tools":
+        sides.append("response")
+    return tuple(sides)
 
 
 def compare_cassettes(
@@ -844,6 +888,10 @@ def compare_cassettes(
             item = _modified(x, y, old, new, backend)
             if item is not None:
                 items.append(item)
+    # the committed file's name (a re-recording's .pending.json is the same cassette)
+    where = old if old is not None else new
+    for item in items:
+        item.cassette = str(where.path) if where is not None else ""
     return items
 
 

@@ -393,13 +393,67 @@ def test_drift_cli_on_pending_rerecordings(capsys: pytest.CaptureFixture[str]) -
     assert report["items"][1]["output_category"] == "tools"
     assert set(report["tokens"]) == {"old", "new", "delta"}
 
-    assert main(["drift", "--pending", "--fail-on", "tools"]) == 1
-    assert "failing categories (request)" in capsys.readouterr().err
+    assert main(["drift", "--pending", "--fail-on", "tools"]) == 1  # both sides of the tools changed
+    err = capsys.readouterr().err
+    assert "failing categories (tools: tools offered (request) + tool calls (response))" in err
     assert main(["drift", "--pending", "--fail-on", "changed,numbers"]) == 0
     assert main(["drift", "--pending", "--fail-on", "regressions"]) == 1
     capsys.readouterr()
     assert main(["drift", "--pending", "--fail-on", "bogus"]) == 2
     assert "unknown drift category 'bogus'" in capsys.readouterr().err
+
+
+def _tools_variant(side: str) -> None:
+    """Record triage.json, then a pending re-recording whose tools changed on one side only."""
+    run_agent(1, "tests/cassettes/triage.json")
+    if side == "request":  # other tools offered, the model calls the same ones
+        offered = json.loads(json.dumps(REFUND_TOOL))
+        offered["function"]["description"] = "Refund an order (full amount only)"
+        run_agent(1, "tests/cassettes/triage.json", mode="rerecord", tools=[offered])
+        return
+    # the same request, but the model called another tool
+    doc = json.loads(Path("tests/cassettes/triage.json").read_text())
+    [call] = doc["interactions"][1]["response"]["json"]["choices"][0]["message"]["tool_calls"]
+    call["function"]["name"] = "lookup_order"
+    Path("tests/cassettes/triage.pending.json").write_text(json.dumps(doc, indent=2))
+
+
+@pytest.mark.parametrize(
+    ("side", "label"), [("request", "tools offered (request)"), ("response", "tool calls (response)")]
+)
+def test_a_tools_change_says_which_side_in_every_format(
+    side: str, label: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _tools_variant(side)
+    assert main(["drift", "--pending"]) == 0
+    text = capsys.readouterr().out
+    assert f"gpt-4o-mini [{label}]: " in text
+
+    assert main(["drift", "--pending", "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert f"<br>{label} |" in md
+
+    assert main(["drift", "--pending", "--format", "json"]) == 0
+    [item] = json.loads(capsys.readouterr().out)[0]["items"][-1:]
+    assert item["tools_changed"] == [side] and item["tools_label"] == label
+    assert item["category"] == ("request" if side == "request" else "tools")
+
+    # --fail-on tools catches a change on either side and says which one it was
+    assert main(["drift", "--pending", "--fail-on", "tools"]) == 1
+    assert f"1 interaction(s) in failing categories (tools: {label})." in capsys.readouterr().err
+
+
+def test_a_drift_item_repr_is_short() -> None:
+    _tools_variant("response")
+    from cassette._drift import compare_cassettes
+
+    old = cassette.load_cassette("tests/cassettes/triage.json")
+    [item] = compare_cassettes(old, cassette.load_cassette("tests/cassettes/triage.pending.json"))
+    assert repr(item) == (
+        "DriftItem(category='tools', seq=1, cassette='tests/cassettes/triage.json', "
+        "excerpt='[issue_refund] → [lookup_order]')"
+    )
+    assert item.old is not None and len(repr(item)) < 200 < len(repr(item.old))
 
 
 def test_drift_text_is_quiet_when_nothing_changed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         drift_revs,
         drift_staged,
         failing,
+        failing_summary,
         parse_fail_on,
         pending_files,
         render_json,
@@ -89,12 +90,6 @@ def run(args: argparse.Namespace) -> int:
             print(text)
     bad = failing(drifts, fail_on)
     if bad:
-        cats = sorted({i.category for _, i in bad if i is not None})
-        print(
-            f"cassette drift: {len(bad)} interaction(s) in failing categories "
-            f"({', '.join(cats) or 'unreadable'}). "
-            "Review them; re-record or fix the agent, or drop the category from --fail-on.",
-            file=sys.stderr,
-        )
+        print(failing_summary(bad, fail_on), file=sys.stderr)
         return 1
     return 0

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from cassette._drift import CATEGORIES, DESCRIPTIONS, REGRESSIONS, DriftItem, compare_cassettes
+from cassette._drift import CATEGORIES, DESCRIPTIONS, REGRESSIONS, TOOL_SIDES, DriftItem, compare_cassettes
 from cassette._errors import CassetteConfigError, CassetteError
 from cassette._model import Cassette
 
@@ -299,6 +299,7 @@ def failing(
 ) -> list[tuple[str, DriftItem | None]]:
     """``(file, item)`` for each item whose category (or output category) is in ``categories``.
 
+    ``tools`` also matches a change of the tools offered in the request (see `matched`).
     A cassette that could not be read fails any non-empty ``categories`` (item ``None``).
     """
     out: list[tuple[str, DriftItem | None]] = []
@@ -307,10 +308,49 @@ def failing(
     for d in drifts:
         if d.error:
             out.append((d.file, None))
-        out.extend(
-            (d.file, i) for i in d.items if i.category in categories or i.output_category in categories
-        )
+        out.extend((d.file, i) for i in d.items if matched(i, categories))
     return out
+
+
+def matched(item: DriftItem, categories: frozenset[str]) -> list[str]:
+    """Why ``item`` fails ``--fail-on categories``: each matching category, ``tools`` saying which side.
+
+    Example::
+
+        matched(item, frozenset({"tools"})) == ["tools: tools offered (request) + tool calls (response)"]
+    """
+    names = {item.category, item.output_category}
+    if item.tools_changed:
+        names.add("tools")
+    out = []
+    for name in CATEGORIES:
+        if name in names and name in categories:
+            out.append(f"tools: {item.tools_label}" if name == "tools" and item.tools_changed else name)
+    return out
+
+
+def failing_summary(bad: list[tuple[str, DriftItem | None]], categories: frozenset[str]) -> str:
+    """The one line `cassette drift --fail-on` prints: how many failed, and on what (which tools side)."""
+    reasons: list[str] = []
+    sides: list[str] = []
+    for _, item in bad:
+        if item is None:
+            if "unreadable" not in reasons:
+                reasons.append("unreadable")
+            continue
+        for side in item.tools_changed:
+            if side not in sides:
+                sides.append(side)
+        for reason in matched(item, categories):
+            name = reason.split(":")[0]
+            if name not in reasons:
+                reasons.append(name)
+    label = " + ".join(TOOL_SIDES[s] for s in sorted(sides, key=list(TOOL_SIDES).index))
+    shown = [f"tools: {label}" if r == "tools" and label else r for r in reasons]
+    return (
+        f"cassette drift: {len(bad)} interaction(s) in failing categories ({'; '.join(shown)}). "
+        "Review them; re-record or fix the agent, or drop the category from --fail-on."
+    )
 
 
 # --- rendering --------------------------------------------------------------------------------------
@@ -346,6 +386,8 @@ def render_text(drifts: list[CassetteDrift], *, verbose: bool = False) -> str:
             if item.category == "volatile-only" and not verbose:
                 continue
             line = f"  #{item.seq:<3} {item.kind:<4} {item.category:<13} {item.label}"
+            if item.tools_changed:
+                line += f" [{item.tools_label}]"
             if item.reason:
                 line += f": {item.reason}"
             lines.append(line)
@@ -408,6 +450,8 @@ def render_markdown(drifts: list[CassetteDrift]) -> str:
             if item.excerpt:
                 what += ("<br>" if what else "") + _cell(item.excerpt, 200)
             category = f"**{item.category}**" if item.output_category in REGRESSIONS else item.category
+            if item.tools_changed:
+                category += f"<br>{_cell(item.tools_label)}"
             lines.append(
                 f"| {item.seq} | {_cell(item.label, 60)} | {category} | {what} "
                 f"| {_delta(item.tokens[0], item.tokens[1])} |"

@@ -58,7 +58,7 @@ def _ours(items: list[tuple[str, str]]) -> float:
     from cassette.plugins import semantic_lexical
 
     cassette.semantic_match("warm up the plugin manager", "warm up", backend="lexical")
-    for name in ("analyse", "stem", "_classify"):
+    for name in ("analyse", "stem", "_classify", "_piece"):
         clear = getattr(getattr(semantic_lexical, name, None), "cache_clear", None)
         if clear is not None:
             clear()

@@ -134,11 +134,8 @@ def available_backends() -> dict[str, SemanticBackend]:
     # pluggy calls the last-registered plugin first; walk back so built-ins claim their names first.
     for offered in reversed(get_plugin_manager().hook.cassette_semantic_backends()):
         for backend in offered or ():
-            if not isinstance(backend, SemanticBackend):
-                raise CassetteConfigError(
-                    f"a cassette_semantic_backends hook returned {backend!r}, which lacks name, "
-                    "default_threshold or score(actual, expected). Fix or remove that plugin."
-                )
+            if _checked.get(id(backend)) is not backend:
+                _check_backend(backend)
             if backend.name in found and found[backend.name] is not backend:
                 raise CassetteConfigError(
                     f"two plugins offer a semantic backend named {backend.name!r}; a plugin may not "
@@ -146,6 +143,22 @@ def available_backends() -> dict[str, SemanticBackend]:
                 )
             found[backend.name] = backend
     return found
+
+
+# Backends already checked against the protocol, by id (the value keeps the id from being reused):
+# a runtime Protocol isinstance costs ~40 us, more than a lexical score, and runs on every match.
+_checked: dict[int, SemanticBackend] = {}
+
+
+def _check_backend(backend: object) -> None:
+    if not isinstance(backend, SemanticBackend):
+        raise CassetteConfigError(
+            f"a cassette_semantic_backends hook returned {backend!r}, which lacks name, "
+            "default_threshold or score(actual, expected). Fix or remove that plugin."
+        )
+    if len(_checked) > 1024:  # a plugin that builds a new backend per call must not grow this forever
+        _checked.clear()
+    _checked[id(backend)] = backend
 
 
 def get_backend(name: str | None = None) -> SemanticBackend:

@@ -33,6 +33,7 @@ from cassette.importers._common import (
     group_notes,
     json_response,
     llm_call,
+    refuse_unreadable,
     save_converted,
     sse_response,
     typed_events,
@@ -335,14 +336,14 @@ def promote(
                 path=target,
             )
     read = _read(path, tools=tool_functions(tools), defaults=defaults)
-    if read.bad and not skip_bad:
-        listing = "\n".join(f"  line {n}: {why}" for n, why in read.bad[:20])
-        more = f"\n  ... and {len(read.bad) - 20} more" if len(read.bad) > 20 else ""
-        raise PromoteError(
-            f"{path}: {len(read.bad)} lines cannot be read, so nothing was written:\n{listing}{more}\n"
-            "Fix or delete them, or pass skip_bad=True (--skip-bad) to promote the readable lines.",
-            path=path,
-        )
+    refuse_unreadable(
+        path,
+        [(f"line {n}", why) for n, why in read.bad],
+        noun=("line", "lines"),
+        skip_bad=skip_bad,
+        rest="promote the readable lines",
+        error=PromoteError,
+    )
     if read.bad:
         warnings.warn(
             f"{path}: skipped {len(read.bad)} unreadable lines ({', '.join(str(n) for n, _ in read.bad[:10])}"

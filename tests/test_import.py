@@ -426,3 +426,54 @@ def test_bad_cendor_inputs(tmp_path: Path, cendor_live: dict[str, Any]) -> None:
     assert "entry 1: the request says stream=true but the response is one object" in message
     report = import_cendor(tmp_path / "bad.json", "c.json", skip_bad=True)
     assert report.interactions == 1 and [w for w, _ in report.skipped] == ["entry 0", "entry 1"]
+
+
+def _bad_sources(tmp_path: Path) -> dict[str, tuple[Path, Any]]:
+    """One unreadable entry at index 1 in a vcr file, a cendor file and a trace (line 2)."""
+    vcr_doc = {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {"method": "GET", "uri": "https://x.example/a", "body": None, "headers": {}},
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "headers": {},
+                    "body": {"string": "ok"},
+                },
+            },
+            "not a mapping",
+        ],
+    }
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(vcr_doc))
+    ok = {
+        "seq": 0,
+        "kind": "tool",
+        "request": {"name": "f", "arguments": {"kwargs": {"a": 1}}},
+        "response": 1,
+    }
+    cendor_doc = {"version": 2, "entries": [ok, {"seq": 7, "kind": "prompt", "request": {}, "response": {}}]}
+    (tmp_path / "bad.json").write_text(json.dumps(cendor_doc))
+    (tmp_path / "bad.jsonl").write_text(json.dumps({"kind": "tool", **ok}) + "\nnot json\n")
+    return {
+        "vcr": (tmp_path / "bad.yaml", import_vcr),
+        "cendor": (tmp_path / "bad.json", import_cendor),
+        "promote": (tmp_path / "bad.jsonl", cassette.promote),
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "where"),
+    [("vcr", "interaction 1"), ("cendor", "entry 1 (seq 7)"), ("promote", "line 2")],
+)
+def test_every_importer_refuses_unreadable_entries_with_one_message_format(
+    tmp_path: Path, kind: str, where: str
+) -> None:
+    source, convert = _bad_sources(tmp_path)[kind]
+    noun = where.split()[0]
+    with pytest.raises(cassette.CassetteError) as info:
+        convert(source, "c.json")
+    lines = str(info.value).splitlines()
+    assert lines[0] == f"{source}: 1 {noun} cannot be read, so nothing was written:"  # the file
+    assert lines[1].startswith(f"  {where}: ")  # the entry, by its index in the file
+    assert lines[2].startswith(f"Next step: fix or remove it in {source}, or pass skip_bad=True (--skip-bad)")
+    assert info.value.path == str(source) and not Path("c.json").exists()

@@ -26,6 +26,7 @@ from cassette.importers._common import (
     json_response,
     llm_call,
     redacted_paths,
+    refuse_unreadable,
     save_converted,
     sse_response,
     typed_events,
@@ -278,7 +279,9 @@ def import_cendor(
     calls: list[Converted] = []
     bad: list[tuple[str, str]] = []
     for i, entry in enumerate(entries):
-        where = f"entry {entry.get('seq', i) if isinstance(entry, dict) else i}"
+        seq = entry.get("seq", i) if isinstance(entry, dict) else i
+        # the index finds the entry in the file; its own seq is added when the two differ
+        where = f"entry {i}" if seq == i else f"entry {i} (seq {str(seq)[:20]})"
         try:
             converted = convert_entry(entry, version=version, tools=functions, defaults=defaults)
         except LookupError as exc:
@@ -289,13 +292,7 @@ def import_cendor(
             continue
         calls.append(converted)
         report.notes.extend((where, note) for note in converted.notes)
-    if bad and not skip_bad:
-        listing = "\n".join(f"  {where}: {why}" for where, why in bad)
-        raise CassetteImportError(
-            f"{path}: {len(bad)} entries cannot be read, so nothing was written:\n{listing}\n"
-            "Fix or remove them, or pass skip_bad=True (--skip-bad) to convert the rest and list these.",
-            path=path,
-        )
+    refuse_unreadable(path, bad, noun=("entry", "entries"), skip_bad=skip_bad)
     report.skipped.extend(bad)
     report.target, report.kinds = save_converted(calls, to, overwrite=overwrite, error=CassetteImportError)
     report.interactions = len(calls)

@@ -85,6 +85,41 @@ def group_notes(notes: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+def refuse_unreadable(
+    path: Path,
+    bad: list[tuple[str, str]],
+    *,
+    noun: tuple[str, str],
+    skip_bad: bool,
+    rest: str = "convert the rest",
+    error: type[CassetteError] = CassetteImportError,
+) -> None:
+    """Raise ``error`` listing every unreadable entry of ``path`` (nothing is written), unless ``skip_bad``.
+
+    ``bad`` holds ``(where, why)`` pairs, ``where`` naming the entry's index in the source
+    ("interaction 3", "entry 2", "line 7"); ``noun`` is its (singular, plural). One message
+    format for every importer: the file, each entry with its reason, then the next step.
+
+    Example::
+
+        refuse_unreadable(path, [("entry 2", "`kind` must be 'llm' or 'tool'")],
+                          noun=("entry", "entries"), skip_bad=False)
+    """
+    if not bad or skip_bad:
+        return
+    shown = bad[:20]
+    listing = "\n".join(f"  {where}: {why}" for where, why in shown)
+    more = f"\n  ... and {len(bad) - len(shown)} more" if len(bad) > len(shown) else ""
+    one = len(bad) == 1
+    raise error(
+        f"{path}: {len(bad)} {noun[0] if one else noun[1]} cannot be read, so nothing was written:\n"
+        f"{listing}{more}\n"
+        f"Next step: fix or remove {'it' if one else 'them'} in {path}, or pass skip_bad=True (--skip-bad) "
+        f"to {rest} and list {'it' if one else 'them'} in the report.",
+        path=path,
+    )
+
+
 def normalized_call(
     method: str, url: str, headers: list[tuple[str, str]], body: bytes
 ) -> tuple[str, dict[str, Any]]:

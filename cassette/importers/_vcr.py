@@ -40,6 +40,7 @@ from cassette.importers._common import (
     ImportReport,
     http_response,
     normalized_call,
+    refuse_unreadable,
     save_converted,
     split_sse,
     wire_url,
@@ -567,14 +568,7 @@ def import_vcr(
             continue
         calls.append(converted)
         report.notes.extend((where, note) for note in converted.notes)
-    if bad and not skip_bad:
-        listing = "\n".join(f"  {where}: {why}" for where, why in bad)
-        raise CassetteImportError(
-            f"{path}: {len(bad)} interaction{'' if len(bad) == 1 else 's'} cannot be read, so nothing was "
-            f"written:\n{listing}\n"
-            "Fix or remove them, or pass skip_bad=True (--skip-bad) to convert the rest and list these.",
-            path=path,
-        )
+    refuse_unreadable(path, bad, noun=("interaction", "interactions"), skip_bad=skip_bad)
     report.skipped.extend(found.skipped)
     report.skipped.extend(bad)
     report.target, report.kinds = save_converted(calls, to, overwrite=overwrite, error=CassetteImportError)

@@ -267,8 +267,9 @@ class Session:
         if self.requested_mode is Mode.AUTO:
             self.mode = Mode.REPLAY if self.path.exists() else Mode.RECORD
         if self.mode is Mode.REPLAY:
-            # absolute: every error about the file (corrupt, missing blob...) names its full path
-            self.cassette = load_cassette(self.path.absolute(), self.store)
+            # absolute: every error about the file (corrupt, missing blob...) names its full path;
+            # lazy: only keys are read now, each interaction is parsed when served
+            self.cassette = load_cassette(self.path.absolute(), self.store, lazy=True)
             for inter in self.cassette.interactions:
                 self._index.setdefault(inter.key, deque()).append(inter)
         elif self.mode is Mode.RERECORD and self.path.exists():

@@ -27,7 +27,7 @@ from cassette._errors import (
     TruncatedCassetteError,
     UnsupportedVersionError,
 )
-from cassette._model import Cassette, Interaction
+from cassette._model import KINDS, Cassette, Interaction
 
 FORMAT_VERSION = 1
 READABLE_VERSIONS = (1,)
@@ -66,6 +66,88 @@ def pretty_json(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:
         return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+# A manifest line holds a small object or array whole when it fits in this many columns.
+MANIFEST_WIDTH = 100
+
+
+def manifest_json(doc: dict[str, Any]) -> bytes:
+    """The manifest layout: one field of the envelope per line, small values kept on one line.
+
+    The top level, the ``interactions`` list and each interaction are always
+    expanded (one field per line, two-space indent); below them an object or
+    array whose ``{"a": 1, "b": [2]}`` form fits within `MANIFEST_WIDTH` columns
+    stays on one line, a bigger one is expanded the same way. Key order is kept
+    as given; a trailing newline ends the file.
+
+    Example::
+
+        manifest_json({"interactions": [], "version": 1}) == b'{\n  "interactions": [],\n  "version": 1\n}\n'
+    """
+    try:
+        out: list[bytes] = []
+        _lay(doc, 0, 0, out, 3)
+    except TypeError:  # integers beyond 64 bits, non-str keys: the stdlib's layout
+        return pretty_json(doc)
+    out.append(b"\n")
+    return b"".join(out)
+
+
+def _lay(value: Any, indent: int, used: int, out: list[bytes], expand: int) -> None:
+    """Append ``value`` laid out at ``indent``; ``used`` columns of its first line are taken."""
+    if isinstance(value, dict):
+        if not value:
+            out.append(b"{}")
+            return
+        if expand <= 0:
+            flat = _flat(value, MANIFEST_WIDTH - used - 1)  # - 1: the comma that may follow
+            if flat is not None:
+                out.append(flat)
+                return
+        pad = b"\n" + b" " * (indent + 2)
+        sep = b"{" + pad
+        for k, v in value.items():
+            key = orjson.dumps(k) + b": "
+            out.append(sep)
+            out.append(key)
+            _lay(v, indent + 2, indent + 2 + len(key), out, expand - 1)
+            sep = b"," + pad
+        out.append(b"\n" + b" " * indent + b"}")
+    elif isinstance(value, list):
+        if not value:
+            out.append(b"[]")
+            return
+        if expand <= 0:
+            flat = _flat(value, MANIFEST_WIDTH - used - 1)
+            if flat is not None:
+                out.append(flat)
+                return
+        pad = b"\n" + b" " * (indent + 2)
+        sep = b"[" + pad
+        for v in value:
+            out.append(sep)
+            _lay(v, indent + 2, indent + 2, out, expand - 1)
+            sep = b"," + pad
+        out.append(b"\n" + b" " * indent + b"]")
+    else:
+        out.append(orjson.dumps(value))
+
+
+def _flat(value: Any, room: int) -> bytes | None:
+    """``value`` on one line with a space after each comma and colon, or None if it exceeds ``room``."""
+    if len(orjson.dumps(value)) > room:  # the compact form is a lower bound: most values stop here
+        return None
+    flat = _spaced(value)
+    return flat if len(flat) <= room else None
+
+
+def _spaced(value: Any) -> bytes:
+    if isinstance(value, dict):
+        return b"{" + b", ".join(orjson.dumps(k) + b": " + _spaced(v) for k, v in value.items()) + b"}"
+    if isinstance(value, list):
+        return b"[" + b", ".join(_spaced(v) for v in value) + b"]"
+    return orjson.dumps(value)
 
 
 def _sorted_envelope(value: dict[str, Any], depth: int) -> dict[str, Any]:
@@ -225,17 +307,38 @@ def default_store_for(cassette_path: Path) -> Path:
 # --- blob references in JSON values ---------------------------------------------------------------
 
 
-def dehydrate(value: Any, store: BlobStore, threshold: int) -> Any:
-    """Move large strings (and large objects inside lists) to the store, leaving ``{"$blob": id}``.
+def dehydrate(value: Any, store: BlobStore, threshold: int, *, chains: bool = True) -> Any:
+    """Move large strings and large objects inside lists to the store, leaving ``{"$blob": id}``.
 
     A string of ``threshold`` UTF-8 bytes or more becomes a text blob; an object
     inside a list (a chat message, a tool schema) whose JSON is that large becomes
-    a JSON blob ``{"$blob": id, "$json": true}``. Identical payloads share one blob,
-    so a conversation that repeats its history costs O(turns), not O(turns²).
+    a JSON blob ``{"$blob": id, "$json": true}``. With ``chains`` (requests), a list
+    of objects directly under ``value`` (``messages``, ``input``, ``tools``) becomes
+    a chain (`_chain`). Identical payloads share one blob, so a conversation that
+    repeats its history costs O(turns), not O(turns²). Responses keep their lists
+    (tool calls, choices) in the manifest: they are not repeated, so a chain would
+    only split them into small files a reviewer cannot read.
+
+    Example::
+
+        dehydrate({"content": "x" * 600}, store, 512) == {"content": {"$blob": "<id>"}}
     """
     if threshold <= 0:
         return value
-    return _dehydrate(value, store, threshold, in_list=False)
+    if not chains or not isinstance(value, dict) or "$blob" in value or "$literal" in value:
+        return _dehydrate(value, store, threshold, in_list=False)
+    out = {}
+    for k, v in value.items():
+        if (
+            isinstance(v, list)
+            and len(v) >= CHAIN_MIN
+            and all(isinstance(x, dict) for x in v)
+            and len(ordered_json(v)) >= threshold
+        ):
+            out[k] = _chain(v, store, threshold)
+        else:
+            out[k] = _dehydrate(v, store, threshold, in_list=False)
+    return out
 
 
 def _dehydrate(value: Any, store: BlobStore, threshold: int, *, in_list: bool) -> Any:
@@ -247,9 +350,6 @@ def _dehydrate(value: Any, store: BlobStore, threshold: int, *, in_list: bool) -
             return {"$blob": store.put(data)}
         return value
     if isinstance(value, list):
-        chainable = len(value) >= CHAIN_MIN and all(isinstance(v, dict) for v in value)
-        if chainable and len(ordered_json(value)) >= threshold:
-            return _chain(value, store, threshold)
         return [_dehydrate(v, store, threshold, in_list=True) for v in value]
     if isinstance(value, dict):
         if "$blob" in value or "$literal" in value:  # user data that looks like a reference
@@ -263,7 +363,7 @@ def _dehydrate(value: Any, store: BlobStore, threshold: int, *, in_list: bool) -
     return value
 
 
-CHAIN_MIN = 4  # lists of this many objects or more (messages, input items, tools) become chains
+CHAIN_MIN = 4  # request lists of this many objects or more (messages, input items, tools) become chains
 CHAIN_MAX = 1_000_000
 
 
@@ -613,30 +713,132 @@ def _looks_truncated(data: bytes) -> bool:
     return depth > 0 or in_str
 
 
+_ENVELOPE = frozenset(("seq", "kind", "key", "request", "response"))
+
+
+def _read_item(item: Any, i: int, path: Path) -> Interaction:
+    if not isinstance(item, dict):
+        raise _shape_error(path, f"interactions[{i}] is not an object")
+    seq, kind, key = item.get("seq"), item.get("kind"), item.get("key")
+    request, response = item.get("request"), item.get("response")
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise _shape_error(path, f"interactions[{i}].seq is not an integer")
+    if not isinstance(kind, str) or not isinstance(key, str):
+        raise _shape_error(path, f"interactions[{i}] needs string `kind` and `key`")
+    if not isinstance(request, dict) or not isinstance(response, dict):
+        raise _shape_error(path, f"interactions[{i}] needs object `request` and `response`")
+    extra = {k: v for k, v in item.items() if k not in _ENVELOPE} if len(item) > 5 else {}
+    return Interaction(seq, kind, key, request, response, extra)
+
+
 def _read_v1(doc: dict[str, Any], path: Path, store: Path | None) -> Cassette:
     items = doc.get("interactions")
     if not isinstance(items, list):
         raise _shape_error(path, "no `interactions` list")
-    interactions: list[Interaction] = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise _shape_error(path, f"interactions[{i}] is not an object")
-        seq, kind, key = item.get("seq"), item.get("kind"), item.get("key")
-        request, response = item.get("request"), item.get("response")
-        if isinstance(seq, bool) or not isinstance(seq, int):
-            raise _shape_error(path, f"interactions[{i}].seq is not an integer")
-        if not isinstance(kind, str) or not isinstance(key, str):
-            raise _shape_error(path, f"interactions[{i}] needs string `kind` and `key`")
-        if not isinstance(request, dict) or not isinstance(response, dict):
-            raise _shape_error(path, f"interactions[{i}] needs object `request` and `response`")
-        extra = {k: v for k, v in item.items() if k not in ("seq", "kind", "key", "request", "response")}
-        interactions.append(Interaction(seq, kind, key, request, response, extra))
+    interactions = [_read_item(item, i, path) for i, item in enumerate(items)]
     meta = {k: v for k, v in doc.items() if k not in ("version", "interactions")}
     return Cassette(path=path, interactions=interactions, store=store or default_store_for(path), meta=meta)
 
 
-def load_cassette(path: str | os.PathLike[str], store: Path | None = None) -> Cassette:
+# --- opening for replay: index first, parse each interaction when it is used -----------------------
+#
+# Replay needs only each interaction's key, kind and seq to build its index. A manifest in the
+# layout we write (interactions at a fixed indent, envelope fields sorted, one per line) is cut at
+# its interaction boundaries with bytes.find; each interaction's JSON is parsed when it is first
+# served or inspected. Any other layout (hand-written, compact, extra top-level fields) is parsed
+# whole, as before.
+
+_LAZY_HEAD = b'{\n  "interactions": [\n    {\n'
+_LAZY_TAILS = (b'\n    }\n  ],\n  "version": 1\n}\n', b'\n    }\n  ],\n  "version": 1\n}')
+_LAZY_SEP = b"\n    },\n    {\n"  # in valid JSON of this layout, only between two interactions
+_LAZY_KEY = b'      "key": "'  # + 64 characters + _LAZY_KIND
+_LAZY_KIND = b'",\n      "kind": "'
+_LAZY_SEQ = b'\n      "seq": '
+_LAZY_KINDS = {kind.encode() + b'",\n      "request"': kind for kind in KINDS}
+
+
+class _LazyInteraction(Interaction):
+    """An interaction known by its key and kind; the rest is read from the manifest on first use.
+
+    ``seq``, ``request``, ``response`` and ``extra`` are missing from the instance until
+    then: reading ``seq`` reads its line, reading any other parses the interaction's JSON
+    (once), so a bad interaction raises the same `CassetteError` the whole-file parse
+    would, when it is used.
+    """
+
+    def __init__(self, key: str, kind: str, chunk: bytes, i: int, path: Path) -> None:
+        self.key = key
+        self.kind = kind
+        self._lazy = (chunk, i, path)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("seq", "request", "response", "extra"):
+            raise AttributeError(name)
+        chunk, i, path = self._lazy
+        if name == "seq":
+            text = chunk[chunk.rfind(_LAZY_SEQ) + len(_LAZY_SEQ) :]  # the last field, its own line
+            if text.isdigit() and len(text) <= 18:
+                self.seq = int(text)
+                return self.seq
+        parsed = _parse_lazy(chunk, i, path)
+        if (parsed.kind, parsed.key) != (self.kind, self.key) or parsed.seq != self.__dict__.get(
+            "seq", parsed.seq
+        ):
+            # the scan and the parser read different values: a field given twice (hand-edited)
+            raise _shape_error(path, f"interactions[{i}] gives `seq`, `kind` or `key` twice")
+        self.__dict__.update(
+            seq=parsed.seq, request=parsed.request, response=parsed.response, extra=parsed.extra
+        )
+        return self.__dict__[name]
+
+
+def _parse_lazy(chunk: bytes, i: int, path: Path) -> Interaction:
+    paused = gc.isenabled()
+    gc.disable()  # no cycles are built (see parse_manifest)
+    try:
+        item = loads(b"{" + chunk + b"}")
+    except (ValueError, RecursionError) as exc:
+        raise CorruptCassetteError(
+            f"{path}: interactions[{i}] is not valid JSON ({exc}). "
+            "Restore the file from git (git checkout -- <file>) or re-record it.",
+            path=path,
+        ) from None
+    finally:
+        if paused:
+            gc.enable()
+    return _read_item(item, i, path)
+
+
+def _scan_lazy(data: bytes, path: Path, store: Path | None) -> Cassette | None:
+    """A `Cassette` of `_LazyInteraction` when ``data`` is in the layout we write, else None."""
+    if not data.startswith(_LAZY_HEAD):
+        return None
+    for tail in _LAZY_TAILS:
+        if data.endswith(tail):
+            break
+    else:
+        return None
+    chunks = data[len(_LAZY_HEAD) : len(data) - len(tail)].split(_LAZY_SEP)
+    interactions: list[Interaction] = []
+    append = interactions.append
+    kinds = dict(_LAZY_KINDS)
+    lazy = _LazyInteraction
+    for i, chunk in enumerate(chunks):
+        # the kind's value and the line after it, e.g. b'llm",\n      "request"'
+        kind = kinds.get(chunk[96 : chunk.find(b"\n", 96, 130) + 16])
+        if kind is None or not chunk.startswith(_LAZY_KEY) or chunk[78:96] != _LAZY_KIND:
+            return None  # a field sorted before `key` or after `kind`, a key not 64 characters...
+        # the key's characters are taken as they stand: the parse on first use checks them
+        append(lazy(chunk[14:78].decode("latin-1"), kind, chunk, i, path))
+    return Cassette(path=path, interactions=interactions, store=store or default_store_for(path))
+
+
+def load_cassette(path: str | os.PathLike[str], store: Path | None = None, *, lazy: bool = False) -> Cassette:
     """Read a cassette manifest (blobs stay referenced until hydrated).
+
+    ``lazy=True`` (replay) reads each interaction's key, kind and seq only, and parses
+    an interaction's request and response when they are first read; a bad interaction
+    then raises its `CassetteError` at that moment instead of here.
 
     Example::
 
@@ -654,6 +856,10 @@ def load_cassette(path: str | os.PathLike[str], store: Path | None = None) -> Ca
         ) from None
     except IsADirectoryError:
         raise CassetteNotFoundError(f"{p.resolve()} is a directory, not a cassette file.", path=p) from None
+    if lazy:
+        cassette = _scan_lazy(data, p, store)
+        if cassette is not None:
+            return cassette
     return parse_manifest(data, p, store)
 
 
@@ -668,14 +874,14 @@ def manifest_bytes(cassette: Cassette, store: BlobStore, threshold: int) -> byte
                 i.kind,
                 i.key,
                 dehydrate(i.request, store, threshold),
-                dehydrate(i.response, store, threshold),
+                dehydrate(i.response, store, threshold, chains=False),
                 i.extra,
             ).to_json(),
             1,
         )
         for i in cassette.interactions
     ]
-    return pretty_json(_sorted_envelope(doc, 0))
+    return manifest_json(_sorted_envelope(doc, 0))
 
 
 def save_cassette(cassette: Cassette, path: Path, threshold: int) -> None:

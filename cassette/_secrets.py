@@ -56,6 +56,15 @@ class SecretRule:
     took part in the match, or the whole match. Regexes must be ASCII: they run
     on UTF-8 bytes.
 
+    ``skip_base64=True`` promises that the regex cannot match at a literal deep
+    inside a long base64 run (letters, digits, ``+`` and ``/``: embeddings,
+    images, audio): true for a rule that needs a boundary before its literal
+    (like ``_L`` in the built-in rules) or a separator soon after it (a
+    keyword followed by ``=`` or ``:``). The scanner then does not look for that
+    rule's literals in the middle of runs of 256 or more such characters
+    (anything within 32 characters of a run's start or 96 of its end is still
+    looked at), which is most of the bytes of a large cassette.
+
     Example::
 
         SecretRule(
@@ -76,6 +85,7 @@ class SecretRule:
     keywords: tuple[str, ...] = ()
     window: int = 512
     lookbehind: int = 0
+    skip_base64: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,6 +206,20 @@ _Entry = tuple[int, bytes, tuple[int, ...]]
 
 _Anchor = tuple[bytes, re.Pattern[bytes], list[_Entry]]
 
+# Base64 runs (embeddings, images, audio) are most of a large cassette's bytes.
+# For rules with skip_base64, literals are looked for in a copy of the text with
+# the middle of every long run cut out (see SecretRule).
+_B64_CLASS = bytes(
+    0x61 if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/") else 0x20 for i in range(256)
+)
+_RUN_MIN = 256
+_RUN_HEAD = 32
+_RUN_TAIL = 96
+# a short needle: the search for a long one spends more on preparing it than on searching
+_RUN_NEEDLE = b"a" * 32
+# Text shorter than this is searched whole: cutting cannot pay for itself.
+_CUT_FROM = 4096
+
 
 def _anchors(literals: dict[bytes, list[int]], candidates: tuple[bytes, ...]) -> list[_Anchor]:
     groups: dict[bytes, list[_Entry]] = {}
@@ -220,14 +244,63 @@ def _anchors(literals: dict[bytes, list[int]], candidates: tuple[bytes, ...]) ->
     return anchors
 
 
+class _Tables:
+    """The anchor tables of one group of rules: prefixes (case-sensitive) and keywords (lower case)."""
+
+    def __init__(self, prefixes: dict[bytes, list[int]], keywords: dict[bytes, list[int]]) -> None:
+        self.prefixes = _anchors(prefixes, _PREFIX_ANCHORS)
+        self.keywords = _anchors(keywords, _KEYWORD_ANCHORS)
+        self.longest = max(map(len, [*prefixes, *keywords]), default=0)
+
+    def __bool__(self) -> bool:
+        return bool(self.prefixes or self.keywords)
+
+
+class _Cut:
+    """``data`` with the middle of its long base64 runs cut out, and the way back to ``data``'s offsets."""
+
+    def __init__(self, data: bytes, keep: int) -> None:
+        mapped = data.translate(_B64_CLASS)
+        pieces: list[bytes] = []
+        self.starts: list[int] = []  # where each piece starts in the cut text
+        self.origins: list[int] = []  # ... and in data
+        pos = at = 0
+        find = mapped.find
+        s = find(_RUN_NEEDLE)
+        head, tail = _RUN_HEAD + keep, _RUN_TAIL + keep
+        while s >= 0:
+            e = find(b" ", s + len(_RUN_NEEDLE))
+            if e < 0:
+                e = len(data)
+            if e - s >= _RUN_MIN and e - s > head + tail + 64:
+                piece = data[pos : s + head]
+                pieces.append(piece)
+                self.starts.append(at)
+                self.origins.append(pos)
+                at += len(piece) + 1
+                pos = e - tail
+            s = find(_RUN_NEEDLE, e)
+        pieces.append(data[pos:])
+        self.starts.append(at)
+        self.origins.append(pos)
+        # NUL is in no literal, so no literal is found across a cut
+        self.text = b"\x00".join(pieces) if len(pieces) > 1 else data
+
+    def origin(self, p: int) -> int:
+        j = bisect_right(self.starts, p) - 1
+        return self.origins[j] + p - self.starts[j]
+
+
 class _Engine:
     """The compiled form of a rule list: anchor tables and bytes regexes."""
 
     def __init__(self, rules: Sequence[SecretRule]) -> None:
         self.rules = tuple(rules)
         self.bregex: list[re.Pattern[bytes]] = []
-        prefixes: dict[bytes, list[int]] = {}
-        keywords: dict[bytes, list[int]] = {}
+        # for a rule with a lookbehind: the regex after a lazy lead-in of at most that many bytes,
+        # so one match() finds the leftmost start up to the literal instead of search() running on
+        self.lead: list[re.Pattern[bytes] | None] = []
+        lits: list[tuple[dict[bytes, list[int]], dict[bytes, list[int]]]] = [({}, {}), ({}, {})]
         self.full: list[int] = []
         for i, rule in enumerate(self.rules):
             if not isinstance(rule, SecretRule):
@@ -241,6 +314,8 @@ class _Engine:
                     f"secret rule {rule.id!r}: its regex must be a compiled ASCII str pattern ({exc}). "
                     "Rewrite the pattern with ASCII classes."
                 ) from exc
+            self.lead.append(_lead_in(pattern, flags, rule.lookbehind))
+            prefixes, keywords = lits[1 if rule.skip_base64 else 0]
             for p in rule.prefixes:
                 # "sk-proj-" needs no search of its own when the rule also has "sk-"
                 if p and not any(q != p and p.startswith(q) for q in rule.prefixes):
@@ -250,21 +325,61 @@ class _Engine:
                     keywords.setdefault(k.lower().encode(), []).append(i)
             if not rule.prefixes and not rule.keywords:
                 self.full.append(i)
-        self.prefixes = _anchors(prefixes, _PREFIX_ANCHORS)
-        self.keywords = _anchors(keywords, _KEYWORD_ANCHORS)
+        self.whole = _Tables(*lits[0])  # searched over the whole text
+        self.cut = _Tables(*lits[1])  # searched with long base64 runs cut short
+        kws = {k for t in lits for k in t[1]}
+        self._kw_test = (
+            re.compile(b"|".join(map(re.escape, sorted(kws, key=len, reverse=True)))) if kws else None
+        )
+        self._ctx: dict[str, bool] = {}
 
-    def hits(self, data: bytes, starts: list[int] | None = None) -> list[_Hit]:
+    def cut_of(self, data: bytes) -> _Cut | None:
+        """``data`` with its long base64 runs cut short, or None where nothing would be cut."""
+        if not self.cut or len(data) < _CUT_FROM:
+            return None
+        c = _Cut(data, self.cut.longest)
+        return c if c.text is not data else None
+
+    def has_keyword(self, name: str) -> bool:
+        """Whether a JSON key holds one of the keywords (so its values need the decoded scan)."""
+        got = self._ctx.get(name)
+        if got is None:
+            test = self._kw_test
+            got = test is not None and test.search(name.lower().encode("utf-8", "surrogatepass")) is not None
+            if len(self._ctx) > 10_000:
+                self._ctx.clear()
+            self._ctx[name] = got
+        return got
+
+    def hits(
+        self,
+        data: bytes,
+        starts: list[int] | None = None,
+        cands: list[int] | None = None,
+        cut: _Cut | None = None,
+    ) -> list[_Hit]:
         """Secrets in ``data``, overlaps resolved in rule order.
 
         With ``starts`` (segment offsets, segments separated by one byte), a
-        match never crosses from one segment into the next.
+        match never crosses from one segment into the next. ``cands`` collects
+        the offset of every literal and keyword found (whether or not a rule
+        matched there). ``cut`` is :meth:`cut_of` ``data``, if the caller made it.
         """
         raw: set[_Hit] = set()
-        if self.prefixes:
-            self._scan_table(self.prefixes, data, data, starts, raw)
-        if self.keywords:
-            # bytes.lower() is ASCII-only, so offsets stay put
-            self._scan_table(self.keywords, data.lower(), data, starts, raw)
+        for tables, cut_runs in ((self.whole, False), (self.cut, True)):
+            if not tables:
+                continue
+            hay = data
+            origin = None
+            if cut_runs and starts is None:
+                c = cut if cut is not None else self.cut_of(data)
+                if c is not None:
+                    hay, origin = c.text, c.origin
+            if tables.prefixes:
+                self._scan_table(tables.prefixes, hay, data, starts, raw, origin, cands)
+            if tables.keywords:
+                # bytes.lower() is ASCII-only, so offsets stay put
+                self._scan_table(tables.keywords, hay.lower(), data, starts, raw, origin, cands)
         for i in self.full:
             for m in self.bregex[i].finditer(data):
                 s0, e0 = _secret_span(m)
@@ -283,6 +398,8 @@ class _Engine:
         data: bytes,
         starts: list[int] | None,
         raw: set[_Hit],
+        origin: Callable[[int], int] | None = None,
+        cands: list[int] | None = None,
     ) -> None:
         n = len(data)
         nstarts = len(starts) if starts is not None else 0
@@ -297,6 +414,10 @@ class _Engine:
                     p = q - offset
                     if p < 0 or not startswith(lit, p):
                         continue
+                    if origin is not None:
+                        p = origin(p)
+                    if cands is not None:
+                        cands.append(p)
                     if starts is None:
                         lo, hi = 0, n
                     else:
@@ -312,14 +433,23 @@ class _Engine:
         rule = self.rules[i]
         end = min(p + rule.window, hi)
         if rule.lookbehind:
-            m = self.bregex[i].search(data, max(p - rule.lookbehind, lo), end)
-            if m is None or m.start() > p:
-                return None
+            begin = max(p - rule.lookbehind, lo)
+            lead = self.lead[i]
+            if lead is not None:
+                m = lead.match(data, begin, end)
+                if m is None or m.start(1) > p:
+                    return None
+                s, e = _secret_span(m, 2)
+            else:
+                m = self.bregex[i].search(data, begin, end)
+                if m is None or m.start() > p:
+                    return None
+                s, e = _secret_span(m)
         else:
             m = self.bregex[i].match(data, p, end)
             if m is None:
                 return None
-        s, e = _secret_span(m)
+            s, e = _secret_span(m)
         if e <= s or not self._keep(i, data[s:e]):
             return None
         return (i, s, e)
@@ -334,12 +464,22 @@ class _Engine:
         return rule.validate is None or bool(rule.validate(text))
 
 
-def _secret_span(m: re.Match[bytes]) -> tuple[int, int]:
-    for g in range(1, (m.re.groups or 0) + 1):
+def _lead_in(pattern: bytes, flags: int, lookbehind: int) -> re.Pattern[bytes] | None:
+    """``[\\s\\S]{0,lookbehind}?(pattern)``, or None where wrapping would change the pattern's meaning."""
+    if not lookbehind or re.search(rb"\\[1-9]|\(\?P=|^\(\?[aiLmsux]+\)", pattern):
+        return None  # a numbered back-reference would shift; global flags must stay first
+    try:
+        return re.compile(b"[\\s\\S]{0,%d}?(" % lookbehind + pattern + b")", flags)
+    except re.error:
+        return None
+
+
+def _secret_span(m: re.Match[bytes], first: int = 1) -> tuple[int, int]:
+    for g in range(first, (m.re.groups or 0) + 1):
         s = m.start(g)
         if s >= 0:
             return s, m.end(g)
-    return m.span()
+    return m.span(first - 1)
 
 
 def _resolve(raw: set[_Hit]) -> list[_Hit]:
@@ -494,7 +634,9 @@ class Scanner:
         if b"\x00" in raw[:8192]:
             return []
         engine = self._engine
-        raw_hits = engine.hits(raw)
+        cands: list[int] = []
+        cut = engine.cut_of(raw)
+        raw_hits = engine.hits(raw, cands=cands, cut=cut)
         if not raw_hits:
             # Every literal of a decoded string is in the raw text too, so no raw
             # hit means nothing to decode.
@@ -510,7 +652,9 @@ class Scanner:
         if not isinstance(doc, dict | list):
             return raw_rows
         try:
-            rows = self._scan_decoded(doc, raw, lines)
+            rows = self._scan_decoded(
+                doc, raw, lines, _holding(raw, cands, cut.text if cut is not None else raw)
+            )
         except RecursionError:
             return raw_rows
         seen = {(r[0], r[1], r[3]) for r in rows}
@@ -518,10 +662,20 @@ class Scanner:
         rows.sort(key=lambda r: (r[1], r[2] or ""))
         return rows
 
-    def _scan_decoded(self, doc: dict[str, Any] | list[Any], raw: bytes, lines: _LineIndex) -> list[_Row]:
+    def _scan_decoded(
+        self,
+        doc: dict[str, Any] | list[Any],
+        raw: bytes,
+        lines: _LineIndex,
+        holding: set[str] | None,
+    ) -> list[_Row]:
         texts: list[str] = []
         paths: list[tuple[str | int, ...]] = []
-        _collect(doc, (), None, texts, paths)
+        engine = self._engine
+        if holding is None or engine.full:
+            _collect(doc, (), None, texts, paths, None)
+        else:
+            _collect(doc, (), None, texts, paths, _Only(holding, engine.has_keyword))
         if not texts:
             return []
         joined = "\n".join(texts)
@@ -533,7 +687,7 @@ class Scanner:
         starts = [0, *accumulate(sizes)][:-1]
         rows: list[_Row] = []
         after: dict[bytes, int] = {}
-        for i, s, e in self._engine.hits(data, starts):
+        for i, s, e in engine.hits(data, starts):
             secret = data[s:e]
             seg = bisect_right(starts, s) - 1
             offset = _locate(raw, secret, after.get(secret, 0))
@@ -550,17 +704,68 @@ class Scanner:
 
 
 class _LineIndex:
-    """Byte offset to 1-based line number, computed once per file when needed."""
+    """Byte offset to 1-based line number, counting newlines from the nearest offset asked before."""
 
     def __init__(self, data: bytes) -> None:
         self._data = data
-        self._newlines: list[int] | None = None
+        self._offsets = [0]
+        self._lines = [1]
 
     def line(self, offset: int) -> int:
-        if self._newlines is None:
-            nl = [m.start() for m in re.finditer(b"\n", self._data)]
-            self._newlines = nl
-        return bisect_right(self._newlines, offset - 1) + 1
+        j = bisect_right(self._offsets, offset) - 1
+        at = self._offsets[j]
+        line = self._lines[j] + self._data.count(b"\n", at, offset)
+        if offset != at:
+            self._offsets.insert(j + 1, offset)
+            self._lines.insert(j + 1, line)
+        return line
+
+
+# A JSON escape that spells a printable ASCII character (\/ or \u0041): a literal
+# written that way is not in the raw text, so every decoded string is scanned.
+_ASCII_ESCAPE = re.compile(rb"\\(?:/|u00[2-7][0-9a-fA-F])")
+
+
+def _holding(raw: bytes, cands: list[int], short: bytes) -> set[str] | None:
+    """The decoded JSON strings whose raw form holds a literal at one of ``cands``, or None for all.
+
+    A literal or keyword of a decoded string (JSON inside JSON included: its
+    escapes are backslashes before quotes, not inside literals) is written
+    as is in the raw text, so only these strings and the values under a key
+    holding a keyword can have a finding. ``short`` is ``raw`` or its cut form
+    (a backslash is never inside a base64 run, so every escape is in it).
+    """
+    if _ASCII_ESCAPE.search(short) is not None:
+        return None
+    out: set[str] = set()
+    done: set[int] = set()
+    for p in sorted(set(cands)):
+        q = raw.rfind(b'"', 0, p)
+        while q > 0 and _escaped(raw, q):
+            q = raw.rfind(b'"', 0, q)
+        if q < 0 or q in done:
+            continue
+        e = raw.find(b'"', p)
+        while e > 0 and _escaped(raw, e):
+            e = raw.find(b'"', e + 1)
+        if e < 0:
+            return None
+        done.add(q)
+        try:
+            value = orjson.loads(raw[q : e + 1])
+        except orjson.JSONDecodeError:
+            return None  # not inside a string after all: scan everything
+        if isinstance(value, str):
+            out.add(value)
+    return out
+
+
+def _escaped(raw: bytes, q: int) -> bool:
+    """Whether the byte at ``q`` follows an odd number of backslashes."""
+    n = 0
+    while q > n and raw[q - n - 1] == 0x5C:
+        n += 1
+    return n % 2 == 1
 
 
 def _locate(raw: bytes, secret: bytes, start: int) -> int:
@@ -585,13 +790,27 @@ def _collect(
     key: str | None,
     texts: list[str],
     paths: list[tuple[str | int, ...]],
+    only: _Only | None,
 ) -> None:
-    """Every string under ``node`` in document order, each with its key as context."""
+    """Every string under ``node`` in document order, each with its key as context.
+
+    With ``only``, a string is taken only if it, or its key, is one of the
+    strings whose raw form holds a literal, or its key holds a keyword: no
+    other string can have a finding.
+    """
     items: Iterable[tuple[str | int, Any]] = node.items() if isinstance(node, dict) else enumerate(node)
     for k, v in items:
         t = type(v)
         if t is str:
             ctx = k if isinstance(k, str) else key
+            if only is not None and not (len(v) in only.sizes and v in only.strings):
+                if ctx is None:
+                    continue
+                ok = only.keys.get(ctx)
+                if ok is None:
+                    ok = only.keys[ctx] = ctx in only.strings or only.has_keyword(ctx)
+                if not ok:
+                    continue
             sub = (*path, k)
             if len(v) > 1 and v[0] in "{[" and v[-1] in "}]":
                 try:
@@ -599,12 +818,22 @@ def _collect(
                 except orjson.JSONDecodeError:
                     inner = None
                 if isinstance(inner, dict | list):
-                    _collect(inner, sub, ctx, texts, paths)
+                    _collect(inner, sub, ctx, texts, paths, None)
                     continue
             texts.append(f'"{ctx}": "{v}"' if ctx is not None else v)
             paths.append(sub)
         elif t is dict or t is list:
-            _collect(v, (*path, k), k if isinstance(k, str) else key, texts, paths)
+            _collect(v, (*path, k), k if isinstance(k, str) else key, texts, paths, only)
+
+
+class _Only:
+    """What :func:`_collect` keeps: strings holding a literal (and their sizes), keys holding a keyword."""
+
+    def __init__(self, strings: set[str], has_keyword: Callable[[str], bool]) -> None:
+        self.strings = strings
+        self.sizes = {len(s) for s in strings}
+        self.has_keyword = has_keyword
+        self.keys: dict[str, bool] = {}
 
 
 def _format_path(parts: tuple[str | int, ...]) -> str:

@@ -4,7 +4,10 @@ Formats follow the providers' published key shapes and gitleaks' rule set.
 Rules are ordered most specific first: when two rules match the same text, the
 earlier one reports it (a ``Bearer sk-proj-...`` header is an OpenAI key, not a
 bearer token). Every regex refuses to start or end inside a longer token or a
-base64 run, so ids, hashes and embeddings are not findings.
+base64 run, so ids, hashes and embeddings are not findings; the same property
+lets the scanner skip the middle of long base64 runs (``skip_base64``): each
+rule needs a boundary before its literal, or a separator within a few
+characters after its keyword (``=``, ``:``, a space after ``Bearer``).
 """
 
 from __future__ import annotations
@@ -136,6 +139,7 @@ def _rule(
         prefixes=prefixes,
         keywords=keywords,
         regex=re.compile(pattern),
+        skip_base64=True,
         **kw,  # type: ignore[arg-type]
     )
 
@@ -322,8 +326,8 @@ RULES: list[SecretRule] = [
         "cohere-api-key",
         "Cohere API key (40 characters under a COHERE_API_KEY / CO_API_KEY name)",
         r"(?i:(?:cohere[\w.-]{0,30}?|co_api_)key)[\w.-]{0,10}" + _SEP + r"([A-Za-z0-9]{40})(?![A-Za-z0-9])",
-        keywords=("key",),
-        lookbehind=40,
+        # the match starts at the provider's name: anchoring there skips every other "key"
+        keywords=("cohere", "co_api_key"),
         entropy=3.5,
         validate=_mixed,
     ),
@@ -331,8 +335,7 @@ RULES: list[SecretRule] = [
         "deepseek-api-key",
         "DeepSeek API key (sk- + 32 hex under a DEEPSEEK_API_KEY name)",
         r"(?i:deepseek[\w.-]{0,30}?key)[\w.-]{0,10}" + _SEP + r"(sk-[a-f0-9]{32})(?![A-Za-z0-9])",
-        keywords=("key",),
-        lookbehind=40,
+        keywords=("deepseek",),
         entropy=3.0,
     ),
     _rule(
@@ -341,8 +344,7 @@ RULES: list[SecretRule] = [
         r"(?i:azure[\w.-]{0,40}?key|api-key|ocp-apim-subscription-key)[\w.-]{0,10}"
         + _SEP
         + r"([a-fA-F0-9]{32})(?![A-Za-z0-9])",
-        keywords=("key",),
-        lookbehind=50,
+        keywords=("azure", "api-key", "ocp-apim-subscription-key"),
         entropy=3.0,
     ),
     _rule(

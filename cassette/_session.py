@@ -8,6 +8,7 @@ fall back to the only active session of the process.
 from __future__ import annotations
 
 import contextvars
+import gc
 import os
 import threading
 import warnings
@@ -31,7 +32,14 @@ from cassette._errors import (
     UnknownModeError,
 )
 from cassette._model import Cassette, Interaction
-from cassette._store import check_refs, default_store_for, load_cassette, request_key, save_cassette
+from cassette._store import (
+    check_refs,
+    default_store_for,
+    holds_refs,
+    load_cassette,
+    request_key,
+    save_cassette,
+)
 
 
 class Mode(StrEnum):
@@ -267,11 +275,18 @@ class Session:
         if self.requested_mode is Mode.AUTO:
             self.mode = Mode.REPLAY if self.path.exists() else Mode.RECORD
         if self.mode is Mode.REPLAY:
-            # absolute: every error about the file (corrupt, missing blob...) names its full path;
-            # lazy: only keys are read now, each interaction is parsed when served
-            self.cassette = load_cassette(self.path.absolute(), self.store, lazy=True)
-            for inter in self.cassette.interactions:
-                self._index.setdefault(inter.key, deque()).append(inter)
+            # reading and indexing build no cycles: collector passes would only re-scan new objects
+            paused = gc.isenabled()
+            gc.disable()
+            try:
+                # absolute: every error about the file (corrupt, missing blob...) names its full path;
+                # lazy: only keys are read now, each interaction is parsed when served
+                self.cassette = load_cassette(self.path.absolute(), self.store, lazy=True)
+                for inter in self.cassette.interactions:
+                    self._index.setdefault(inter.key, deque()).append(inter)
+            finally:
+                if paused:
+                    gc.enable()
         elif self.mode is Mode.RERECORD and self.path.exists():
             self.committed = load_cassette(self.path.absolute(), self.store)
         self._token = _current.set(self)
@@ -316,8 +331,13 @@ class Session:
     def key_for(self, request: dict[str, Any]) -> str:
         return request_key(request)
 
-    def serve(self, kind: str, request: dict[str, Any]) -> Interaction:
-        """Replay: the recorded interaction for this normalised request, or raise `CassetteMiss`."""
+    def serve(self, kind: str, request: dict[str, Any], *, copy: bool = True) -> Interaction:
+        """Replay: the recorded interaction for this normalised request, or raise `CassetteMiss`.
+
+        ``copy=False`` is for a caller that only reads the response (the HTTP seam turns it
+        into bytes): a response holding no blob reference is then handed over as recorded
+        instead of being rebuilt.
+        """
         key = request_key(request)
         with self._lock:
             queue = self._index.get(key)
@@ -334,7 +354,9 @@ class Session:
             raise miss
         assert self.cassette is not None
         check_refs(inter.request, self.cassette)  # a missing or tampered blob fails here, not silently
-        response = self.cassette.hydrate(inter.response)
+        response = inter.response
+        if copy or holds_refs(response):
+            response = self.cassette.hydrate(response)
         from cassette._usage import tokens_of
 
         tokens = tokens_of(response)

@@ -584,6 +584,23 @@ def blob_refs(value: Any) -> list[str]:
     return found
 
 
+def holds_refs(value: Any) -> bool:
+    """Whether hydrating ``value`` could change it: it may hold a blob reference or ``$literal``.
+
+    Read from the compact JSON at C speed (a string that merely says ``"$blob"`` answers True,
+    which only costs a needless hydration); a value answering False is its own hydrated form.
+
+    Example::
+
+        holds_refs({"json": {"id": "chatcmpl-1"}}) is False
+    """
+    try:
+        data = orjson.dumps(value)
+    except TypeError:  # integers beyond 64 bits, too deep: let hydrate decide
+        return True
+    return b'"$blob"' in data or b'"$literal"' in data
+
+
 # --- manifests ------------------------------------------------------------------------------------
 
 
@@ -748,13 +765,31 @@ def _read_v1(doc: dict[str, Any], path: Path, store: Path | None) -> Cassette:
 # served or inspected. Any other layout (hand-written, compact, extra top-level fields) is parsed
 # whole, as before.
 
-_LAZY_HEAD = b'{\n  "interactions": [\n    {\n'
+_LAZY_HEAD = b'{\n  "interactions": [\n    {\n      "'
 _LAZY_TAILS = (b'\n    }\n  ],\n  "version": 1\n}\n', b'\n    }\n  ],\n  "version": 1\n}')
-_LAZY_SEP = b"\n    },\n    {\n"  # in valid JSON of this layout, only between two interactions
-_LAZY_KEY = b'      "key": "'  # + 64 characters + _LAZY_KIND
-_LAZY_KIND = b'",\n      "kind": "'
+# In valid JSON of this layout only the end of one interaction and the start of the next read so:
+# raw newlines cannot sit inside strings, and nothing else is indented by four.
+_LAZY_SEP = b'\n    },\n    {\n      "'
+_LAZY_KEY = b'key": "'  # each piece starts so, then 64 characters of key, then `kind`
 _LAZY_SEQ = b'\n      "seq": '
-_LAZY_KINDS = {kind.encode() + b'",\n      "request"': kind for kind in KINDS}
+# the bytes after the key: its closing quote, `kind`, and the start of `request` (which must follow)
+_LAZY_KINDS = {(b'",\n      "kind": "' + k.encode() + b'",\n      "request"')[:38]: k for k in KINDS}
+
+
+class _LazySource:
+    """A manifest's bytes, shared by its lazy interactions, and where its last interaction ends."""
+
+    __slots__ = ("data", "end", "path")
+
+    def __init__(self, data: bytes, end: int, path: Path) -> None:
+        self.data = data
+        self.end = end
+        self.path = path
+
+    def piece(self, at: int) -> bytes:
+        """The fields of the interaction starting at ``at``, without its opening '{"' and closing '}'."""
+        end = self.data.find(_LAZY_SEP, at, self.end)
+        return self.data[at : self.end if end < 0 else end]
 
 
 class _LazyInteraction(Interaction):
@@ -766,21 +801,23 @@ class _LazyInteraction(Interaction):
     would, when it is used.
     """
 
-    def __init__(self, key: str, kind: str, chunk: bytes, i: int, path: Path) -> None:
+    def __init__(self, key: str, kind: str, source: _LazySource, at: int, i: int) -> None:
         self.key = key
         self.kind = kind
-        self._lazy = (chunk, i, path)
+        self._source = source
+        self._at = at
+        self._i = i
 
     def __getattr__(self, name: str) -> Any:
         if name not in ("seq", "request", "response", "extra"):
             raise AttributeError(name)
-        chunk, i, path = self._lazy
+        piece, i, path = self._source.piece(self._at), self._i, self._source.path
         if name == "seq":
-            text = chunk[chunk.rfind(_LAZY_SEQ) + len(_LAZY_SEQ) :]  # the last field, its own line
+            text = piece[piece.rfind(_LAZY_SEQ) + len(_LAZY_SEQ) :]  # the last field, its own line
             if text.isdigit() and len(text) <= 18:
                 self.seq = int(text)
                 return self.seq
-        parsed = _parse_lazy(chunk, i, path)
+        parsed = _parse_lazy(piece, i, path)
         if (parsed.kind, parsed.key) != (self.kind, self.key) or parsed.seq != self.__dict__.get(
             "seq", parsed.seq
         ):
@@ -792,11 +829,11 @@ class _LazyInteraction(Interaction):
         return self.__dict__[name]
 
 
-def _parse_lazy(chunk: bytes, i: int, path: Path) -> Interaction:
+def _parse_lazy(piece: bytes, i: int, path: Path) -> Interaction:
     paused = gc.isenabled()
     gc.disable()  # no cycles are built (see parse_manifest)
     try:
-        item = loads(b"{" + chunk + b"}")
+        item = loads(b'{"' + piece + b"}")
     except (ValueError, RecursionError) as exc:
         raise CorruptCassetteError(
             f"{path}: interactions[{i}] is not valid JSON ({exc}). "
@@ -818,18 +855,26 @@ def _scan_lazy(data: bytes, path: Path, store: Path | None) -> Cassette | None:
             break
     else:
         return None
-    chunks = data[len(_LAZY_HEAD) : len(data) - len(tail)].split(_LAZY_SEP)
+    source = _LazySource(data, len(data) - len(tail), path)
     interactions: list[Interaction] = []
     append = interactions.append
-    kinds = dict(_LAZY_KINDS)
+    kind_of = _LAZY_KINDS.get
+    find = data.find
     lazy = _LazyInteraction
-    for i, chunk in enumerate(chunks):
-        # the kind's value and the line after it, e.g. b'llm",\n      "request"'
-        kind = kinds.get(chunk[96 : chunk.find(b"\n", 96, 130) + 16])
-        if kind is None or not chunk.startswith(_LAZY_KEY) or chunk[78:96] != _LAZY_KIND:
-            return None  # a field sorted before `key` or after `kind`, a key not 64 characters...
+    at = len(_LAZY_HEAD)  # where the current interaction's fields start (just after '{"')
+    i = 0
+    while True:
+        # one pass over the bytes, no copies: an interaction is at least its key and kind long
+        nxt = find(_LAZY_SEP, at + 100, source.end)
+        kind = kind_of(data[at + 71 : at + 109])
+        if kind is None or not data.startswith(_LAZY_KEY, at):
+            return None  # a field sorted before `key`, a key that is not 64 characters, another kind...
         # the key's characters are taken as they stand: the parse on first use checks them
-        append(lazy(chunk[14:78].decode("latin-1"), kind, chunk, i, path))
+        append(lazy(data[at + 7 : at + 71].decode("latin-1"), kind, source, at, i))
+        if nxt < 0:
+            break
+        at = nxt + len(_LAZY_SEP)
+        i += 1
     return Cassette(path=path, interactions=interactions, store=store or default_store_for(path))
 
 

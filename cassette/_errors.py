@@ -44,6 +44,10 @@ class CassetteShapeError(CassetteFormatError):
     """Valid JSON, but not the shape of a cassette manifest."""
 
 
+class UnimportedTypeError(CassetteShapeError):
+    """A recorded tool value names a class whose module is not imported: replay never imports it."""
+
+
 class UnsupportedVersionError(CassetteFormatError):
     """The manifest's `version` is one this release cannot read."""
 

@@ -7,12 +7,13 @@ import dataclasses
 import datetime as dt
 import enum
 import functools
-import importlib
 import inspect
+import sys
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from cassette._errors import CassetteShapeError, CassetteToolError
+from cassette._errors import CassetteShapeError, CassetteToolError, UnimportedTypeError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,9 +59,22 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _import(qualname: str) -> Any:
+def _imported(qualname: str, what: str) -> Any:
+    """The object ``module:Name`` names, looked up in modules already imported; never imports one.
+
+    Importing runs the module's code, so a cassette (data, possibly from a pull request) must not
+    choose what gets imported. The code under test imports the modules its tools' types live in.
+    Raises `UnimportedTypeError` when the module is not imported, AttributeError when it has no such name.
+    """
     module, _, name = qualname.partition(":")
-    obj: Any = importlib.import_module(module)
+    obj: Any = sys.modules.get(module)
+    if obj is None:
+        raise UnimportedTypeError(
+            f"a recorded tool value names {qualname[:200]!r} as a {what}, but module {module[:200]!r} is "
+            "not imported, and replay never imports a module a cassette names (importing runs its code). "
+            f"If the class is yours, import {module[:200]} before replaying (in the test module or "
+            "conftest.py); if it is not, the cassette was edited by hand or tampered with: re-record it."
+        )
     for part in name.split("."):
         obj = getattr(obj, part)
     return obj
@@ -75,8 +89,8 @@ def from_jsonable(value: Any) -> Any:
     if "$dataclass" in value:
         fields = {k: from_jsonable(v) for k, v in value.get("fields", {}).items()}
         try:
-            cls = _import(value["$dataclass"])
-        except (ImportError, AttributeError, ValueError):
+            cls = _imported(value["$dataclass"], "dataclass")
+        except (AttributeError, ValueError):  # renamed or removed since recording: the fields as recorded
             return fields
         # only a dataclass is ever rebuilt: a cassette must not name any other callable (os:system)
         if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
@@ -90,8 +104,8 @@ def from_jsonable(value: Any) -> Any:
             return obj
     if "$pydantic" in value:
         try:
-            cls = _import(value["$pydantic"])
-        except (ImportError, AttributeError, ValueError):
+            cls = _imported(value["$pydantic"], "pydantic model")
+        except (AttributeError, ValueError):
             return value.get("data")
         if not (isinstance(cls, type) and callable(getattr(cls, "model_validate", None))):
             raise _not_a(value["$pydantic"], "pydantic model")
@@ -124,7 +138,8 @@ def _error_response(exc: BaseException) -> dict[str, Any]:
 def _rebuild_error(error: dict[str, Any], name: str) -> BaseException:
     args = [from_jsonable(a) for a in error.get("args", [])]
     try:
-        cls = _import(str(error.get("type", "")))
+        # an exception class is looked up, never imported: the tool that raised it imported its module
+        cls = _imported(str(error.get("type", "")), "exception class")
         # only Exception subclasses are ever recorded (perform() catches Exception): never SystemExit
         if isinstance(cls, type) and issubclass(cls, Exception):
             try:
@@ -133,32 +148,97 @@ def _rebuild_error(error: dict[str, Any], name: str) -> BaseException:
                 exc = cls.__new__(cls)
                 exc.args = tuple(args)
                 return exc
-    except (ImportError, AttributeError, ValueError):
+    except (UnimportedTypeError, AttributeError, ValueError):
         pass
     return CassetteToolError(
         f"tool {name!r} raised {error.get('type')}: {error.get('message')} when recorded "
-        "(the exception class cannot be imported now)."
+        "(the exception class is not defined in any imported module now; import its module before "
+        "replaying to get the original class)."
     )
 
 
-def _request(name: str, signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]):
-    if signature is not None:
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError:
-            bound = None
-        if bound is not None:
-            arguments = {
-                k: v
-                for k, v in bound.arguments.items()
-                if not (k in ("self", "cls") and next(iter(bound.arguments)) == k)
-            }
-            return {"kind": "tool", "name": name, "arguments": to_jsonable(arguments)}
-    return {
-        "kind": "tool",
-        "name": name,
-        "arguments": {"args": to_jsonable(args), "kwargs": to_jsonable(kwargs)},
-    }
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def _bound(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``(arguments with defaults filled in, arguments as passed)`` by name; None if they do not bind.
+
+    Binding makes ``f(1, b=2)`` and ``f(a=1, b=2)`` the same call; filling in defaults makes ``f(1)``
+    the same call as ``f(1, 2)`` when ``b`` defaults to 2. A default that is a function or a class is
+    left out (passed or not): its text can hold a memory address, which would make a key that never
+    matches again.
+    """
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return None
+    passed = bound.arguments
+    first = next(iter(signature.parameters), None)
+    full: dict[str, Any] = {}
+    for pname, param in signature.parameters.items():
+        if pname == first and pname in ("self", "cls"):
+            continue
+        unstable = callable(param.default)
+        if pname in passed:
+            if not (unstable and passed[pname] is param.default):  # f(1, fmt=str) is f(1)
+                full[pname] = passed[pname]
+        elif param.kind not in _VARIADIC and param.default is not param.empty and not unstable:
+            full[pname] = param.default
+    explicit = {k: v for k, v in passed.items() if not (k == first and k in ("self", "cls"))}
+    return full, explicit
+
+
+def _requests(
+    name: str, signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The tool request, and the arguments as passed when they differ from it (defaults were filled in).
+
+    The second is what cassettes recorded before defaults were keyed hold; it is turned into a
+    request only when a replay needs it.
+    """
+    bound = _bound(signature, args, kwargs) if signature is not None else None
+    if bound is None:
+        return {
+            "kind": "tool",
+            "name": name,
+            "arguments": {"args": to_jsonable(args), "kwargs": to_jsonable(kwargs)},
+        }, None
+    full, explicit = bound
+    request = {"kind": "tool", "name": name, "arguments": to_jsonable(full)}
+    return request, (None if explicit.keys() == full.keys() else explicit)
+
+
+def _request(
+    name: str, signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The request a tool call records: ``{"kind": "tool", "name", "arguments": {param: value}}``."""
+    return _requests(name, signature, args, kwargs)[0]
+
+
+# Per replaying session: the match keys its cassette holds (to pick between a call's two key forms).
+_recorded_keys: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _replay_form(
+    session: Any, request: dict[str, Any], name: str, passed: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The request to serve: the current form, or, for a cassette recorded before defaults were
+    keyed (a call that left a defaulted parameter out), the form it was recorded under."""
+    if passed is None or not session.replaying or session.cassette is None:
+        return request
+    from cassette._plugins import normalize
+    from cassette._store import request_key
+
+    keys = _recorded_keys.get(session)
+    if keys is None:
+        keys = frozenset(i.key for i in session.cassette.interactions)
+        _recorded_keys[session] = keys
+    if request_key(request) in keys:
+        return request
+    old = normalize({"kind": "tool", "name": name, "arguments": to_jsonable(passed)}, "tool")
+    return old if request_key(old) in keys else request
 
 
 @overload
@@ -190,7 +270,9 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
     from cassette._plugins import normalize
     from cassette._session import seam_session
 
-    def _replayed(response: dict[str, Any], where: Any) -> Any:
+    def _replayed(response: dict[str, Any], path: Any) -> Any:
+        # the full path, as every other error about a cassette file gives it
+        where = path.absolute() if hasattr(path, "absolute") else path
         try:
             if "error" in response:
                 error = _rebuild_error(response["error"], tool_name)
@@ -199,7 +281,8 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
         except CassetteShapeError as exc:
             if exc.path is not None:
                 raise
-            raise CassetteShapeError(f"cassette {where}: {exc}", path=where) from None
+            # the same class (UnimportedTypeError stays one), now naming the cassette
+            raise type(exc)(f"cassette {where}: {exc}", path=where) from None
         except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:
             # a recorded value of the wrong shape (edited or corrupted), not a tool failure
             raise CassetteShapeError(
@@ -216,7 +299,8 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
             session = seam_session()
             if session is None:
                 return await fn(*args, **kwargs)
-            request = normalize(_request(tool_name, signature, args, kwargs), "tool")
+            current, passed = _requests(tool_name, signature, args, kwargs)
+            request = _replay_form(session, normalize(current, "tool"), tool_name, passed)
             outcome: list[Any] = []
 
             async def perform() -> dict[str, Any]:
@@ -242,7 +326,8 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
         session = seam_session()
         if session is None:
             return fn(*args, **kwargs)
-        request = normalize(_request(tool_name, signature, args, kwargs), "tool")
+        current, passed = _requests(tool_name, signature, args, kwargs)
+        request = _replay_form(session, normalize(current, "tool"), tool_name, passed)
         outcome: list[Any] = []
 
         def perform() -> dict[str, Any]:

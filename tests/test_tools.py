@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
+import json
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -110,12 +116,132 @@ def test_without_a_session_the_tool_just_runs() -> None:
     assert calls == ["Z9"]
 
 
-def test_unimportable_result_types_come_back_as_plain_data() -> None:
-    from cassette._tools import from_jsonable
+def test_a_type_gone_from_an_imported_module_comes_back_as_plain_data() -> None:
+    from cassette._tools import _rebuild_error, from_jsonable
 
-    data = {"$dataclass": "nowhere.to.be.found:Thing", "fields": {"a": 1}}
-    assert from_jsonable(data) == {"a": 1}
+    assert from_jsonable({"$dataclass": "tests.test_tools:Gone", "fields": {"a": 1}}) == {"a": 1}
+    assert from_jsonable({"$pydantic": "tests.test_tools:Gone", "data": {"a": 1}}) == {"a": 1}
     error = {"type": "nowhere:Boom", "message": "boom", "args": ["boom"]}
-    from cassette._tools import _rebuild_error
+    assert isinstance(_rebuild_error(error, "t"), cassette.CassetteToolError)  # never imported
 
-    assert isinstance(_rebuild_error(error, "t"), cassette.CassetteToolError)
+
+# --- a cassette cannot make replay import a module -----------------------------------------------
+
+
+def _hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, tag: dict[str, Any]) -> Path:
+    """A module whose import writes a file, on sys.path; the cassette's recorded result names it."""
+    marker = tmp_path / "IMPORTED"
+    (tmp_path / f"{module}.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+        "import dataclasses\n@dataclasses.dataclass\nclass Thing:\n    a: int = 0\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with cassette.using(CASSETTE, mode="record"):
+        lookup_order("A1")
+    doc = json.loads(Path(CASSETTE).read_text())
+    doc["interactions"][0]["response"]["result"] = tag
+    Path(CASSETTE).write_text(json.dumps(doc))
+    return marker
+
+
+@pytest.mark.parametrize("tag", ["$dataclass", "$pydantic"])
+def test_a_recorded_type_never_imports_the_module_it_names(
+    tag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = f"cassette_side_effect_{tag[1:]}"
+    body = {tag: f"{module}:Thing", "fields" if tag == "$dataclass" else "data": {"a": 1}}
+    marker = _hostile(tmp_path, monkeypatch, module, body)
+    calls.clear()
+    with pytest.raises(cassette.UnimportedTypeError) as caught:
+        with cassette.using(CASSETTE, mode="replay"):
+            lookup_order("A1")
+    assert not marker.exists() and module not in sys.modules  # the module's code never ran
+    assert calls == []
+    message = str(caught.value)
+    assert str(Path(CASSETTE).absolute()) in message and caught.value.path == str(Path(CASSETTE).absolute())
+    assert f"module {module!r} is not imported" in message and f"import {module} before replaying" in message
+    assert isinstance(caught.value, cassette.CassetteShapeError)  # existing handlers still catch it
+
+
+def test_a_recorded_exception_type_is_looked_up_not_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = "cassette_side_effect_error"
+    marker = _hostile(tmp_path, monkeypatch, module, {})
+    doc = json.loads(Path(CASSETTE).read_text())
+    doc["interactions"][0]["response"] = {"error": {"type": f"{module}:Boom", "message": "b", "args": []}}
+    Path(CASSETTE).write_text(json.dumps(doc))
+    with pytest.raises(cassette.CassetteToolError, match="import its module before replaying"):
+        with cassette.using(CASSETTE, mode="replay"):
+            lookup_order("A1")
+    assert not marker.exists() and module not in sys.modules
+
+
+def test_a_type_from_a_module_the_user_imported_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = "cassette_side_effect_imported"
+    marker = _hostile(tmp_path, monkeypatch, module, {"$dataclass": f"{module}:Thing", "fields": {"a": 7}})
+    imported = importlib.import_module(module)  # the test (the user) imports it: that is their choice
+    marker.unlink()
+    try:
+        with cassette.using(CASSETTE, mode="replay"):
+            result = lookup_order("A1")
+        assert isinstance(result, imported.Thing) and result.a == 7
+        assert not marker.exists()  # looked up in sys.modules, not imported again
+    finally:
+        sys.modules.pop(module, None)
+
+
+# --- defaults and keyword forms key the same ------------------------------------------------------
+
+
+@cassette.tool
+def quote(sku: str, qty: int = 1, *, currency: str = "EUR", fmt: Callable[[float], str] = str) -> float:
+    calls.append(f"quote:{sku}:{qty}:{currency}")
+    return 9.5 * qty
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: quote("mug", 1),
+        lambda: quote("mug", qty=1, currency="EUR"),
+        lambda: quote(sku="mug", currency="EUR"),
+        lambda: quote(currency="EUR", qty=1, sku="mug"),
+        lambda: quote("mug", fmt=str),
+    ],
+)
+def test_defaults_and_keyword_forms_replay_the_same_recording(call: Callable[[], float]) -> None:
+    with cassette.using(CASSETTE, mode="record"):
+        quote("mug")
+    [inter] = cassette.load_cassette(CASSETTE).interactions
+    # defaults are part of the key; a function default is left out (its text holds an address)
+    assert inter.request["arguments"] == {"sku": "mug", "qty": 1, "currency": "EUR"}
+    calls.clear()
+    with cassette.using(CASSETTE, mode="replay"):
+        assert call() == 9.5
+    assert calls == []
+
+
+def test_a_cassette_keyed_before_defaults_were_still_replays() -> None:
+    """Earlier releases keyed only the arguments passed: quote("mug") recorded {"sku": "mug"}."""
+
+    @cassette.tool(name="quote")
+    def quote_as_keyed_before(sku: str) -> float:  # records exactly what the old key held
+        return 9.5
+
+    with cassette.using(CASSETTE, mode="record"):
+        quote_as_keyed_before("mug")
+        quote_as_keyed_before("cup")
+    assert [i.request["arguments"] for i in cassette.load_cassette(CASSETTE).interactions] == [
+        {"sku": "mug"},
+        {"sku": "cup"},
+    ]
+    calls.clear()
+    with cassette.using(CASSETTE, mode="replay"):
+        assert quote("mug") == 9.5 and quote("cup") == 9.5  # served in the form they were recorded in
+    assert calls == []
+    with pytest.raises(cassette.CassetteMiss, match=r"arguments.sku: \"lamp\" != "):
+        with cassette.using(CASSETTE, mode="replay"):
+            quote("lamp")  # a real miss is still explained in the current form

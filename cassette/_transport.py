@@ -247,7 +247,7 @@ def _classes(lib: str) -> dict[str, type]:
         kind, normalized = normalize_http(_raw_request(request, body))
         if session.replaying:
             try:
-                served = session.serve(kind, normalized)
+                served = session.serve(kind, normalized, copy=False)
             except CassetteMiss as miss:
                 raise _sdk_proof(miss) from None
             return replayed(served.response, request, session.path, served.seq), None

@@ -1,13 +1,14 @@
 """Workload 2: opening a cassette for replay (read, parse, index) at 1,000 and 10,000 interactions.
 
-Ours is ``Session(path, mode="replay").start()``: read the manifest, parse it,
-build the per-key index. Each peer is timed through the same door a test goes
-through (entering its replay context); closing is not timed.
+Ours is ``Session(path, mode="replay").start()``: read the manifest, find each
+interaction's key and kind, build the per-key index (each interaction is parsed
+when served; a line reports the cost of parsing them all). Each peer is timed
+through the same door a test goes through (entering its replay context);
+closing is not timed.
 """
 
 from __future__ import annotations
 
-import gc
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,20 @@ def _ours(path: Path, store: Path) -> Opener:
 
         session = Session(path, mode="replay", store=store, check_order="off", unused="off")
         session.start()
+        return session.finish
+
+    return open_
+
+
+def _read_all(path: Path, store: Path) -> Opener:
+    def open_() -> Callable[[], Any]:
+        from cassette import Session
+
+        session = Session(path, mode="replay", store=store, check_order="off", unused="off")
+        session.start()
+        assert session.cassette is not None
+        for inter in session.cassette.interactions:
+            inter.response  # noqa: B018 -- parses it
         return session.finish
 
     return open_
@@ -163,16 +178,12 @@ def run(cfg: BenchConfig) -> Section:
                 )
             )
         if not cfg.quick and "ours" in openers:
-            paused = []
-            for _ in range(rounds):
-                gc.disable()
-                try:
-                    paused.append(time_open(openers["ours"]))
-                finally:
-                    gc.enable()
+            # ours reads only keys when opening; each interaction is parsed when served. Say what
+            # the deferred part costs: open, then read every interaction as replaying all would.
+            whole = [time_open(_read_all(work / "ours.json", store)) for _ in range(rounds)]
             section.lines.append(
-                f"{size:,} interactions: ours with the garbage collector paused during the load: "
-                f"{median(paused):.1f} ms CPU (what pausing it inside load_cassette would give)"
+                f"{size:,} interactions: ours, open then parse every interaction (the work replay defers "
+                f"to each call): {median(whole):.1f} ms CPU"
             )
         if cfg.profile and size == sizes[-1] and "ours" in openers:
             section.profile += f"our open + index, {size:,} interactions:\n"

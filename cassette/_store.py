@@ -163,14 +163,14 @@ def _sorted_envelope(value: dict[str, Any], depth: int) -> dict[str, Any]:
     return out
 
 
-def loads(data: bytes) -> Any:
+def loads(data: bytes | memoryview) -> Any:
     """Parse JSON; falls back to the stdlib for integers orjson cannot hold."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         if "Integer" not in str(exc) and "number" not in str(exc).lower():
             raise
-        return json.loads(data)
+        return json.loads(bytes(data))
 
 
 def request_key(request: Any) -> str:
@@ -786,10 +786,10 @@ class _LazySource:
         self.end = end
         self.path = path
 
-    def piece(self, at: int) -> bytes:
-        """The fields of the interaction starting at ``at``, without its opening '{"' and closing '}'."""
+    def fields_end(self, at: int) -> int:
+        """Where the fields of the interaction starting at ``at`` end (the newline before its '}')."""
         end = self.data.find(_LAZY_SEP, at, self.end)
-        return self.data[at : self.end if end < 0 else end]
+        return self.end if end < 0 else end
 
 
 class _LazyInteraction(Interaction):
@@ -811,29 +811,32 @@ class _LazyInteraction(Interaction):
     def __getattr__(self, name: str) -> Any:
         if name not in ("seq", "request", "response", "extra"):
             raise AttributeError(name)
-        piece, i, path = self._source.piece(self._at), self._i, self._source.path
+        source, at, i = self._source, self._at, self._i
+        end = source.fields_end(at)
         if name == "seq":
-            text = piece[piece.rfind(_LAZY_SEQ) + len(_LAZY_SEQ) :]  # the last field, its own line
-            if text.isdigit() and len(text) <= 18:
+            seq_at = source.data.rfind(_LAZY_SEQ, at, end)
+            text = source.data[seq_at + len(_LAZY_SEQ) : end]  # the last field, on its own line
+            if seq_at >= 0 and text.isdigit() and len(text) <= 18:
                 self.seq = int(text)
                 return self.seq
-        parsed = _parse_lazy(piece, i, path)
+        # the object itself, braces included: '{\n      "' before `at`, '\n    }' after `end`
+        parsed = _parse_lazy(memoryview(source.data)[at - 9 : end + 6], i, source.path)
         if (parsed.kind, parsed.key) != (self.kind, self.key) or parsed.seq != self.__dict__.get(
             "seq", parsed.seq
         ):
             # the scan and the parser read different values: a field given twice (hand-edited)
-            raise _shape_error(path, f"interactions[{i}] gives `seq`, `kind` or `key` twice")
+            raise _shape_error(source.path, f"interactions[{i}] gives `seq`, `kind` or `key` twice")
         self.__dict__.update(
             seq=parsed.seq, request=parsed.request, response=parsed.response, extra=parsed.extra
         )
         return self.__dict__[name]
 
 
-def _parse_lazy(piece: bytes, i: int, path: Path) -> Interaction:
+def _parse_lazy(text: memoryview, i: int, path: Path) -> Interaction:
     paused = gc.isenabled()
     gc.disable()  # no cycles are built (see parse_manifest)
     try:
-        item = loads(b'{"' + piece + b"}")
+        item = loads(text)
     except (ValueError, RecursionError) as exc:
         raise CorruptCassetteError(
             f"{path}: interactions[{i}] is not valid JSON ({exc}). "

@@ -113,6 +113,7 @@ def run(cfg: BenchConfig) -> Section:
     base_url = f"http://127.0.0.1:{port}/v1"
     conv: dict[str, dict[int, int]] = {k: {} for k in TOOLS_UNDER_TEST}
     suite: dict[str, int] = {}
+    suite_parts, suite_blobs = (0, 0), 0
     failed: dict[str, str] = {}
     for key in TOOLS_UNDER_TEST:
         if not have[key]:
@@ -135,6 +136,11 @@ def run(cfg: BenchConfig) -> Section:
                     )
                     _record(key, path, one_test(i), base_url, where / ".blobs")
             suite[key] = tree_bytes(where)
+            if key == "ours":
+                blobs = [b for b in (where / ".blobs").rglob("*") if b.is_file()]
+                blob_bytes = sum(b.stat().st_size for b in blobs)
+                suite_parts = (suite[key] - blob_bytes, blob_bytes)
+                suite_blobs = len(blobs)
         except Exception as exc:
             failed[key] = why(exc)
     last = turn_points[-1]
@@ -150,6 +156,11 @@ def run(cfg: BenchConfig) -> Section:
         f"suite: {suite_size} tests, one cassette each, all sharing the system prompt and tool schemas: "
         + ", ".join(f"{names[k]} {suite[k]:,} B" for k in TOOLS_UNDER_TEST if k in suite)
     )
+    if "ours" in suite:
+        section.lines.append(
+            f"  ours: manifests {suite_parts[0]:,} B ({suite_size} files), blobs {suite_parts[1]:,} B "
+            f"({suite_blobs} files: the shared prompt and tool-schema chain, and each response's choices)"
+        )
     ours_conv = conv["ours"].get(last)
     for key, target in (("cendor", Target("<=", 0.2)), ("vcrpy", Target("<=", 0.2)), ("cassetter", None)):
         status = NOT_INSTALLED if not have[key] else failed.get(key, "")

@@ -65,7 +65,7 @@ def rules_version(rules: Sequence[SecretRule]) -> str:
     for r in rules:
         validate = getattr(r.validate, "__qualname__", repr(r.validate)) if r.validate else ""
         parts = (r.id, r.regex.pattern, str(r.regex.flags), repr(r.prefixes), repr(r.keywords))
-        h.update(repr((*parts, r.entropy, validate, r.window, r.lookbehind)).encode())
+        h.update(repr((*parts, r.entropy, validate, r.window, r.lookbehind, r.skip_base64)).encode())
     return h.hexdigest()[:16]
 
 
@@ -172,7 +172,7 @@ def scan_staged(
             print(reported)  # tests/cassettes/triage.json:14: openai-api-key at …: sk-proj-…Xy12 (…)
     """
     from cassette._config import load_config
-    from cassette._git import staged_files
+    from cassette._git import StagedFile, staged_files
     from cassette.hooks._snapshot import blob_path_id, open_repo
 
     repo = open_repo(start)
@@ -190,13 +190,31 @@ def scan_staged(
     except ValueError:
         cassette_dir = None
     targets = [f for f in staged_files(repo) if _in_scope(f.path, cassette_dir, all_files)]
-    manifests = {f.path: f.read() for f in targets if f.path.endswith(".json") and not blob_path_id(f.path)}
-    referenced = _references(repo, manifests)
+    # Staged bytes are read only on a cache miss; the manifests are read (or kept from the scan)
+    # to name the cassette and path of a finding in a payload, only once a payload has one.
+    manifests: dict[str, bytes] = {}
+    referenced: dict[str, tuple[str, str]] | None = None
+
+    def reader(staged: StagedFile) -> Callable[[], bytes]:
+        def read() -> bytes:
+            data = staged.read()
+            if _is_manifest_path(staged.path):
+                manifests[staged.path] = data
+            return data
+
+        return read
+
     out: list[Reported] = []
     for staged in targets:
-        ref = referenced.get(blob_path_id(staged.path) or "")
-        content = manifests.get(staged.path) or staged.read  # payloads are read only on a cache miss
-        for finding in run.scan(content, staged.path, staged.blob_id):
+        found = run.scan(reader(staged), staged.path, staged.blob_id)
+        payload = blob_path_id(staged.path)
+        if found and payload is not None and referenced is None:
+            for f in targets:
+                if _is_manifest_path(f.path) and f.path not in manifests:
+                    manifests[f.path] = f.read()
+            referenced = _references(repo, manifests)
+        ref = referenced.get(payload) if referenced is not None and payload is not None else None
+        for finding in found:
             if ref is None:
                 out.append(Reported(finding))
             else:
@@ -211,14 +229,20 @@ def scan_staged(
     return out
 
 
+def _is_manifest_path(path: str) -> bool:
+    from cassette.hooks._snapshot import blob_path_id
+
+    return path.endswith(".json") and not blob_path_id(path)
+
+
 def _references(repo: Any, files: dict[str, bytes]) -> dict[str, tuple[str, str]]:
     """blob id → (cassette, JSON path) for the payloads referenced by the staged cassettes in ``files``."""
     from cassette.hooks._snapshot import blob_refs_with_paths, looks_like_manifest, read_object
 
     out: dict[str, tuple[str, str]] = {}
     for path, data in files.items():
-        if not looks_like_manifest(path, data):
-            continue
+        if b'"$blob"' not in data or not looks_like_manifest(path, data):
+            continue  # a cassette without a blob reference needs no parse
         try:
             doc = loads(data)
         except (ValueError, RecursionError):

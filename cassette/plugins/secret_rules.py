@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from cassette._secrets import SecretRule
+from cassette._secrets import SecretRule, shannon_entropy
 from cassette.hookspecs import hookimpl
 
 # Not inside a longer token or a base64 run; an escaped \n, \t or \r just before is a boundary.
@@ -96,6 +96,20 @@ def _openai(s: str) -> bool:
     return "T3BlbkFJ" in s or (_mixed(s) and not _placeholder(s))
 
 
+# A key cut short (pasted into docs or a test, split by a line break) still leaks most of
+# itself: 20 characters of its alphabet are ~120 random bits, more than any placeholder has.
+_ANTHROPIC_MIN_BODY = 20
+_ANTHROPIC_FULL = re.compile(r"sk-ant-api03-[A-Za-z0-9_-]{93}AA\Z")
+
+
+def _anthropic(s: str) -> bool:
+    """The full-length key as is; a shorter one only if it looks random (mixed case and digits)."""
+    if _ANTHROPIC_FULL.match(s):
+        return True
+    body = s[len("sk-ant-api03-") :]
+    return _mixed(body) and not _placeholder(body) and shannon_entropy(body) >= 3.5
+
+
 def _aws_id(s: str) -> bool:
     return not s.endswith("EXAMPLE")
 
@@ -147,9 +161,10 @@ def _rule(
 RULES: list[SecretRule] = [
     _rule(
         "anthropic-api-key",
-        "Anthropic API key (sk-ant-api03-…AA)",
-        _L + r"(sk-ant-api03-[A-Za-z0-9_-]{93}AA)" + _R,
+        "Anthropic API key (sk-ant-api03-…AA, or a shortened one of 20+ random characters)",
+        _L + rf"(sk-ant-api03-(?:[A-Za-z0-9_-]{{93}}AA|[A-Za-z0-9_-]{{{_ANTHROPIC_MIN_BODY},}}))" + _R,
         prefixes=("sk-ant-api03-",),
+        validate=_anthropic,
     ),
     _rule(
         "anthropic-admin-key",

@@ -201,9 +201,12 @@ def _piece(piece: str) -> tuple[_Token, ...]:
     return tuple((*_classify(tok), tok) for tok in _TOKEN.findall(piece))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Analysis:
-    """What the guards and the lexical score need to know about one text."""
+    """What the guards and the lexical score need to know about one text; shared, so read-only.
+
+    Not ``frozen``: a frozen dataclass's ``__init__`` cost a seventh of ``analyse``.
+    """
 
     order: tuple[str, ...]  # content stems, first occurrence order
     surface: dict[str, str]  # stem -> the word as written
@@ -211,7 +214,7 @@ class Analysis:
     negated: dict[str, str]  # stem -> "cannot … refund" for its first negated occurrence
     numbers: dict[str, str]  # normalised value -> as written ("20" -> "$20")
     names: dict[str, str]  # weekday/month -> as written
-    prefixes: dict[str, tuple[str, ...]]  # first 4 letters -> stems, for the prefix match
+    prefixes: dict[str, tuple[str, ...]]  # first 4 letters -> stems, for the prefix match; filled by _find
 
 
 @lru_cache(maxsize=4096)
@@ -266,19 +269,7 @@ def analyse(text: str) -> Analysis:
             cue = None
         elif kind is _CONTRAST_WORD:
             cue, adjacent = None, False
-    prefixes: dict[str, list[str]] = {}
-    for s in order:
-        if len(s) >= 4:
-            prefixes.setdefault(s[:4], []).append(s)
-    return Analysis(
-        tuple(order),
-        surface,
-        frozenset(positive),
-        negated,
-        numbers,
-        names,
-        {k: tuple(v) for k, v in prefixes.items()},
-    )
+    return Analysis(tuple(order), surface, frozenset(positive), negated, numbers, names, {})
 
 
 def _find(s: str, act: Analysis) -> str | None:
@@ -286,10 +277,21 @@ def _find(s: str, act: Analysis) -> str | None:
     if s in act.surface:
         return s
     if len(s) >= 4:
-        for t in act.prefixes.get(s[:4], ()):
+        prefixes = act.prefixes
+        if not prefixes and act.order:  # built on the first miss: most lookups never need it
+            _index_prefixes(act.order, prefixes)
+        for t in prefixes.get(s[:4], ()):
             if t.startswith(s) or s.startswith(t):
                 return t
     return None
+
+
+def _index_prefixes(order: tuple[str, ...], into: dict[str, tuple[str, ...]]) -> None:
+    index: dict[str, list[str]] = {}
+    for s in order:
+        if len(s) >= 4:
+            index.setdefault(s[:4], []).append(s)
+    into.update({k: tuple(v) for k, v in index.items()})  # one update: a racing thread sees all or none
 
 
 def guard(actual: str, expected: str) -> str | None:

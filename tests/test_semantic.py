@@ -388,3 +388,38 @@ def test_embedding_scores_stay_in_range(embeddings: SemanticBackend) -> None:
     for actual, expected in [("", "refund"), ("refund", "refund"), ("zzz qqq", "refund"), ("a", "")]:
         value, reason = embeddings.score(actual, expected)
         assert 0.0 <= value <= 1.0 and reason
+
+
+REFUND_ANSWERS = (
+    "I'm sorry about the duplicate charge. I've flagged it, and a refund for the extra payment will reach "
+    "your card within 5-7 business days.",
+    "Apologies for the double charge! I've opened a refund for the second payment; you should see it back "
+    "on your statement within 5-7 business days.",
+)
+
+
+@pytest.mark.parametrize("answer", REFUND_ANSWERS)
+def test_embeddings_find_a_short_expectation_inside_a_long_sentence(
+    embeddings: SemanticBackend, answer: str
+) -> None:
+    # a 3-word gist against a 20-word sentence: the sentence's mean vector alone scored 0.44-0.60
+    result = semantic_match(answer, "offers a refund", backend="embeddings")
+    assert result and "the words " in result.reason
+    for unrelated in ("asks for a password", "ships a replacement", "offers a discount", "cancels the plan"):
+        assert not semantic_match(answer, unrelated, backend="embeddings"), unrelated
+
+
+def test_embeddings_windows_keep_the_negation_veto_and_number_guard(embeddings: SemanticBackend) -> None:
+    negated = "Sorry, I cannot offer a refund for the duplicate charge, as it was a separate order."
+    assert not semantic_match(negated, "offers a refund", backend="embeddings")
+    wrong = "We refunded $200 to your card yesterday after checking the order once more."
+    assert not semantic_match(wrong, "refunded $20", backend="embeddings")
+
+
+def test_embedding_windows_stay_within_clauses() -> None:
+    from cassette.plugins.semantic_embeddings import windows
+
+    spans = windows(["Sorry about that, we refunded the duplicate charge to your card today."], 2)
+    assert "Sorry about that," in spans and "we refunded" in spans
+    assert not any("that, we" in s for s in spans)
+    assert windows(["A short one."], 2) == []  # shorter than twice the gist: the sentence itself is enough

@@ -8,7 +8,8 @@ network); we read its two files directly. The model loads once, on first use.
 
 The score is the best cosine between the expected text and the answer or any
 one of its sentences, so a long answer whose one sentence says the expected
-thing still matches. Bag-of-words cosines are blind to negation and numbers,
+thing still matches; a short expected text is also compared with word windows
+of about its own length. Bag-of-words cosines are blind to negation and numbers,
 so the lexical backend's guards veto on top.
 """
 
@@ -31,6 +32,7 @@ _INSTALL = "pip install 'cassette[embeddings]'"
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE = re.compile(r"(?<=[,;:!?])\s+|\s+[-–—]\s+")
 
 
 def _model_dir() -> Path:
@@ -89,8 +91,42 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in (part.strip() for part in _SENTENCE_END.split(text)) if s]
 
 
+# An expected text of at most this many words is "short": it is also compared with word windows.
+SHORT = 8
+
+
+def windows(sentences: list[str], size: int) -> list[str]:
+    """Runs of ``size`` to ``size + 2`` words inside each clause of the sentences at least twice as long.
+
+    A mean of word vectors dilutes a 3-word gist in a 20-word sentence (cosine ~0.5 for a sentence
+    that says it); a window of the gist's length does not.
+
+    >>> windows(["We have opened a refund for the second payment."], 2)[:3]
+    ['We have', 'have opened', 'opened a']
+    """
+    out: list[str] = []
+    for sentence in sentences:
+        if len(sentence.split()) < 2 * size:
+            continue
+        for clause in _CLAUSE.split(sentence):
+            words = clause.split()
+            if len(words) <= size + 2:
+                out.append(clause)
+                continue
+            for width in range(size, size + 3):
+                out.extend(" ".join(words[i : i + width]) for i in range(len(words) - width + 1))
+    return out
+
+
+def _clip(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 class EmbeddingsBackend:
     """Best cosine of static embeddings between the expected text and the answer's sentences.
+
+    A short expected text (at most :data:`SHORT` words) is also compared with word windows of
+    about its length (:func:`windows`), so "offers a refund" finds "a refund for the second payment".
 
     Example::
 
@@ -116,11 +152,16 @@ class EmbeddingsBackend:
     def score(self, actual: str, expected: str) -> tuple[float, str]:
         sentences = split_sentences(actual)
         texts = [actual, *sentences] if len(sentences) > 1 else [actual]
-        vectors = self.model().encode([expected, *texts], use_multiprocessing=False)
+        size = len(expected.split())
+        spans = windows(sentences, size) if 0 < size <= SHORT else []
+        vectors = self.model().encode([expected, *texts, *spans], use_multiprocessing=False)
         cosines = vectors[1:] @ vectors[0]
         best = int(cosines.argmax())
         value = min(1.0, max(0.0, float(cosines[best])))
-        where = "the whole answer" if best == 0 else f"sentence {best}"
+        if best >= len(texts):
+            where = f"the words {_clip(spans[best - len(texts)])!r}"
+        else:
+            where = "the whole answer" if best == 0 else f"sentence {best}"
         veto = guard(actual, expected)
         if veto is not None:
             return value * VETO_FACTOR, f"{veto} (cosine {value:.2f} with {where})"

@@ -96,12 +96,12 @@ RULES: tuple[Rule, ...] = (
         "billing",
         ("charged twice", "double charge", "double-charged", "billed twice", "refund", "overcharged"),
         (
-            "I'm sorry about the duplicate charge. I've flagged it, and a refund for the extra payment "
-            "will reach your card within 5-7 business days.",
+            "I'm sorry about the duplicate charge. I've issued a refund for it, and the money will reach "
+            "your original payment method within 5-7 business days.",
             "Thanks for letting us know you were charged twice. We'll refund the duplicate charge to your "
             "original payment method within 5-7 business days.",
-            "Apologies for the double charge! I've opened a refund for the second payment; you should see "
-            "it back on your statement within a week.",
+            "Apologies for being charged twice! The duplicate charge will be refunded to your original "
+            "payment method within 5-7 business days.",
         ),
         ("refund", "billing", "charge", "payment", "invoice", "order"),
     ),
@@ -110,7 +110,8 @@ RULES: tuple[Rule, ...] = (
         ("password", "log in", "login", "locked out", "sign in", "2fa"),
         (
             "I've sent a password reset link to the email on your account; it expires in 30 minutes.",
-            "No problem: use the reset link we just emailed you to choose a new password and sign in again.",
+            "No problem: use the password reset link we just emailed you to choose a new password; the link "
+            "is valid for 30 minutes.",
             "You can regain access with the password reset link now in your inbox (valid for 30 minutes).",
         ),
         ("password", "account", "reset", "login", "user"),
@@ -121,7 +122,7 @@ RULES: tuple[Rule, ...] = (
         (
             "I've cancelled your subscription; you keep access until the end of the current billing period.",
             "Your subscription is cancelled and won't renew. Access continues until the period ends.",
-            "Done: the subscription will not renew, and nothing more will be charged.",
+            "Done: the subscription will not renew. You keep access until the current period ends.",
         ),
         ("subscription", "cancel", "plan", "account"),
     ),
@@ -142,8 +143,8 @@ RULES: tuple[Rule, ...] = (
         ("weather", "forecast", "temperature", "rain"),
         (
             "It's 18°C and partly cloudy, with a light breeze and no rain expected.",
-            "Expect partly cloudy skies around 18°C; rain is unlikely today.",
-            "Currently 18°C under scattered clouds, and the forecast stays dry.",
+            "Expect partly cloudy skies around 18°C today, with no rain expected.",
+            "Currently 18°C under scattered clouds, and no rain is forecast.",
         ),
         ("weather", "forecast", "temperature"),
     ),
@@ -167,7 +168,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "arithmetic",
         ("2+2", "2 + 2", "two plus two"),
-        ("2 + 2 = 4.", "The answer is 4.", "That's 4."),
+        ("2 plus 2 equals 4.", "Two plus two equals four.", "The sum: 2 plus 2 equals 4."),
     ),
     Rule(
         "greeting",

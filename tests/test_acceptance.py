@@ -1289,12 +1289,6 @@ def test_5_6_semantic_drift_reports_a_changed_tool_and_drift_belongs_to_its_sess
     assert cassette.semantic_drift("tests/cassettes/d1.json")  # the same from the files on disk
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="devserver + lexical: the billing rule's three rewordings of one answer are judged 'changed' "
-    "or 'numbers' ('5-7 business days' vs 'within a week'; coverage 0.58 < 0.6), so semantic_drift of two "
-    "recordings of 'My card was charged twice' reports a rewording as a regression",
-)
 def test_5_6_rewordings_of_the_devservers_refund_answer_are_filtered() -> None:
     from cassette.devserver import RULES
 

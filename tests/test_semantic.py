@@ -423,3 +423,18 @@ def test_embedding_windows_stay_within_clauses() -> None:
     assert "Sorry about that," in spans and "we refunded" in spans
     assert not any("that, we" in s for s in spans)
     assert windows(["A short one."], 2) == []  # shorter than twice the gist: the sentence itself is enough
+
+
+def test_the_devservers_rewordings_keep_their_facts() -> None:
+    # drift tests rerecord against the devserver: a "rewording" that changes a number or flips a
+    # negation would be reported as a real regression
+    from cassette._drift import compare_text
+    from cassette.devserver import RULES
+
+    for rule in RULES:
+        for old in rule.answers:
+            for new in rule.answers:
+                category = compare_text(old, new)[0]
+                assert category not in ("numbers", "negated"), (rule.name, old, new)
+    billing = next(r for r in RULES if r.name == "billing")
+    assert all(semantic_match(new, old) for old in billing.answers for new in billing.answers)

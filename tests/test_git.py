@@ -6,6 +6,7 @@ import random
 import shutil
 import string
 import subprocess
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -214,3 +215,36 @@ def test_staged_blob_scanned_for_secrets_end_to_end(repo: Repo) -> None:
     assert [(f.file, f.rule, f.path) for f in findings] == [
         ("tests/cassettes/t.json", "github-token", "headers.authorization")
     ]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git binary to stage and repack")
+def test_staged_blob_reads_the_same_loose_packed_or_tampered(repo: Repo) -> None:
+    """The fast loose-object read and dulwich agree; a packed or odd object falls back to dulwich."""
+    root = Path(repo.path)
+    data = b'{"version": 1, "interactions": []}\n' * 500
+    write(repo, "c.json", data)
+    subprocess.run(["git", "-C", str(root), "add", "c.json"], check=True)
+    (staged,) = staged_files(repo)
+    loose = root / ".git" / "objects" / staged.blob_id[:2] / staged.blob_id[2:]
+    assert loose.is_file()
+    assert staged.read() == data  # straight from the loose object
+
+    # a loose file whose header is not a blob of its size is left to dulwich: both readers agree
+    original = loose.read_bytes()
+    loose.chmod(0o644)
+    loose.write_bytes(zlib.compress(b"blob 3\0" + data))
+    with Repo(str(root)) as fresh:
+        odd = staged_files(fresh)[0]
+        assert odd.read() == fresh.object_store[odd.blob_id.encode()].as_raw_string()
+    loose.write_bytes(b"not zlib at all")
+    with Repo(str(root)) as fresh, pytest.raises(Exception):  # noqa: B017 - dulwich's own error
+        staged_files(fresh)[0].read()
+    loose.write_bytes(original)
+
+    # packed (git repack keeps objects the index names): read through dulwich's pack lookup
+    subprocess.run(["git", "-C", str(root), "repack", "-a", "-d", "-q"], check=True)
+    subprocess.run(["git", "-C", str(root), "prune-packed"], check=True)
+    assert not loose.exists()
+    with Repo(str(root)) as fresh:
+        (again,) = staged_files(fresh)
+        assert again.read() == data

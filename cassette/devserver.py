@@ -110,9 +110,8 @@ RULES: tuple[Rule, ...] = (
         ("password", "log in", "login", "locked out", "sign in", "2fa"),
         (
             "I've sent a password reset link to the email on your account; it expires in 30 minutes.",
-            "No problem: use the password reset link we just emailed you to choose a new password; the link "
-            "is valid for 30 minutes.",
-            "You can regain access with the password reset link now in your inbox (valid for 30 minutes).",
+            "A password reset link is on its way to your account's email; the link expires in 30 minutes.",
+            "Check your email: I've sent your account a password reset link, and it expires in 30 minutes.",
         ),
         ("password", "account", "reset", "login", "user"),
     ),
@@ -132,9 +131,10 @@ RULES: tuple[Rule, ...] = (
         (
             "Your package is in transit and should arrive within 2 business days; the tracking link has "
             "the latest scan.",
-            "The order has shipped and is expected in about two business days. You can follow it with the "
-            "tracking number in your confirmation email.",
-            "Good news: it's on its way and due within 2 business days.",
+            "The package is in transit and will arrive within 2 business days. The tracking link shows the "
+            "latest scan.",
+            "Good news: your package is in transit and should arrive within 2 business days (the tracking "
+            "link has the latest scan).",
         ),
         ("order", "shipment", "tracking", "delivery", "package"),
     ),
@@ -143,8 +143,8 @@ RULES: tuple[Rule, ...] = (
         ("weather", "forecast", "temperature", "rain"),
         (
             "It's 18°C and partly cloudy, with a light breeze and no rain expected.",
-            "Expect partly cloudy skies around 18°C today, with no rain expected.",
-            "Currently 18°C under scattered clouds, and no rain is forecast.",
+            "Expect partly cloudy skies around 18°C with a light breeze today, and no rain expected.",
+            "Currently 18°C and partly cloudy with a light breeze; no rain is expected.",
         ),
         ("weather", "forecast", "temperature"),
     ),
@@ -154,9 +154,10 @@ RULES: tuple[Rule, ...] = (
         (
             "Thanks for the report. I've filed a ticket with engineering; could you share the steps and any "
             "logs so we can reproduce it?",
-            "Sorry about the trouble. I've logged this as a bug; the exact error message and steps to "
-            "reproduce would help us fix it.",
-            "I've opened a bug ticket. Please send the logs and what you did just before it happened.",
+            "Sorry about the trouble. I've filed an engineering ticket; please share the steps and any logs "
+            "so we can reproduce it.",
+            "I've filed a ticket with our engineering team. Could you send the steps and the logs, so we can "
+            "reproduce the problem?",
         ),
         ("ticket", "issue", "bug", "logs"),
     ),
@@ -175,8 +176,8 @@ RULES: tuple[Rule, ...] = (
         ("hello", "hi there", "good morning"),
         (
             "Hello! How can I help you today?",
-            "Hi there! What can I do for you?",
-            "Hello! What would you like help with?",
+            "Hello there! How can I help you today?",
+            "Hi! How can I help you today?",
         ),
     ),
 )

@@ -436,5 +436,5 @@ def test_the_devservers_rewordings_keep_their_facts() -> None:
             for new in rule.answers:
                 category = compare_text(old, new)[0]
                 assert category not in ("numbers", "negated"), (rule.name, old, new)
-    billing = next(r for r in RULES if r.name == "billing")
-    assert all(semantic_match(new, old) for old in billing.answers for new in billing.answers)
+                # and the default backend calls them the same, so semantic_drift filters them
+                assert semantic_match(new, old), (rule.name, old, new, semantic_match(new, old).reason)

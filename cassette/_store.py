@@ -68,7 +68,8 @@ def pretty_json(value: Any) -> bytes:
         return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-# A manifest line holds a small object or array whole when it fits in this many columns.
+# A manifest line holds a small object or array whole when it fits in this many columns (UTF-8 bytes:
+# a line of non-ASCII text is expanded a little earlier, never later).
 MANIFEST_WIDTH = 100
 
 
@@ -594,6 +595,16 @@ def holds_refs(value: Any) -> bool:
 
         holds_refs({"json": {"id": "chatcmpl-1"}}) is False
     """
+    if isinstance(value, dict) and "$blob" not in value and "$literal" not in value:
+        return any(_holds_refs(v) for v in value.values())
+    return _holds_refs(value)
+
+
+def _holds_refs(value: Any) -> bool:
+    if isinstance(value, list) and set(map(type, value)) <= {str}:  # SSE events: no JSON to write out
+        return False
+    if value is None or isinstance(value, str | int | float):
+        return False
     try:
         data = orjson.dumps(value)
     except TypeError:  # integers beyond 64 bits, too deep: let hydrate decide

@@ -40,6 +40,7 @@ from cassette._store import (
     request_key,
     save_cassette,
 )
+from cassette._usage import tokens_of
 
 
 class Mode(StrEnum):
@@ -357,8 +358,6 @@ class Session:
         response = inter.response
         if copy or holds_refs(response):
             response = self.cassette.hydrate(response)
-        from cassette._usage import tokens_of
-
         tokens = tokens_of(response)
         if tokens:
             with self._lock:

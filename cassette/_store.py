@@ -605,16 +605,6 @@ def _holds_refs(value: Any) -> bool:
         return False
     if value is None or isinstance(value, str | int | float):
         return False
-    if isinstance(value, dict) and "$blob" not in value and "$literal" not in value:
-        return any(_holds_refs(v) for v in value.values())
-    return _holds_refs(value)
-
-
-def _holds_refs(value: Any) -> bool:
-    if isinstance(value, list) and set(map(type, value)) <= {str}:  # SSE events: no JSON to write out
-        return False
-    if value is None or isinstance(value, str | int | float):
-        return False
     try:
         data = orjson.dumps(value)
     except TypeError:  # integers beyond 64 bits, too deep: let hydrate decide

@@ -38,7 +38,7 @@ def _module(name: str) -> ModuleType:
 
 
 def _raw_request(request: Any, body: bytes) -> HttpRequest:
-    headers = tuple((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in request.headers.raw)
+    headers = tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in request.headers.raw])
     return HttpRequest(str(request.method), str(request.url), headers, body)
 
 

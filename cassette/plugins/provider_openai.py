@@ -18,15 +18,17 @@ from cassette.plugins._http import json_body, llm_request, sse_fields
 
 NOISE = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier", "store"})
 
-_ENDPOINTS = [
-    (re.compile(r"/chat/completions$"), "chat.completions"),
-    (re.compile(r"/responses$"), "responses"),
-    (re.compile(r"/embeddings$"), "embeddings"),
-    (re.compile(r"/completions$"), "completions"),
-    (re.compile(r"/moderations$"), "moderations"),
-    (re.compile(r"/images/generations$"), "images.generate"),
-    (re.compile(r"/audio/speech$"), "audio.speech"),
-]
+_ENDPOINTS = {
+    "chat/completions": "chat.completions",
+    "responses": "responses",
+    "embeddings": "embeddings",
+    "completions": "completions",
+    "moderations": "moderations",
+    "images/generations": "images.generate",
+    "audio/speech": "audio.speech",
+}
+# One search for every endpoint; the leftmost match is the longest suffix (chat/completions, not completions).
+_ENDPOINT = re.compile("/(" + "|".join(re.escape(suffix) for suffix in _ENDPOINTS) + ")$")
 _AZURE_DEPLOYMENT = re.compile(r"/openai/deployments/([^/]+)/")
 
 
@@ -35,9 +37,10 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     if request.method != "POST":
         return None
     path = request.path.rstrip("/")
-    endpoint = next((name for pattern, name in _ENDPOINTS if pattern.search(path)), None)
-    if endpoint is None:
+    found = _ENDPOINT.search(path)
+    if found is None:
         return None
+    endpoint = _ENDPOINTS[found.group(1)]
     if request.header("anthropic-version") is not None:
         return None
     body = json_body(request)

@@ -1,0 +1,119 @@
+"""The replay fast paths keep pluggy's and hydrate's behaviour: wrappers, tracing, partial
+argument lists and plugins registered mid-run still apply; a response with blob references is
+still hydrated when the seam skips the copy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cassette import hookimpl
+from cassette._model import HttpRequest
+from cassette._plugins import get_plugin_manager, normalize_http
+from cassette._store import holds_refs
+
+CHAT = HttpRequest(
+    "POST",
+    "https://api.openai.com/v1/chat/completions",
+    (("content-type", "application/json"),),
+    b'{"model": "m", "messages": [{"role": "user", "content": "hi"}], "user": "u1"}',
+)
+
+
+@pytest.fixture
+def registered() -> Iterator[list[Any]]:
+    plugins: list[Any] = []
+    yield plugins
+    pm = get_plugin_manager()
+    for plugin in plugins:
+        pm.unregister(plugin)
+
+
+def _register(registered: list[Any], plugin: Any) -> None:
+    get_plugin_manager().register(plugin)
+    registered.append(plugin)
+
+
+def test_builtin_providers_answer_as_through_pluggy() -> None:
+    kind, normalized = normalize_http(CHAT)
+    direct = get_plugin_manager().hook.cassette_http_request(request=CHAT)
+    assert kind == "llm"
+    assert normalized == direct
+    assert "user" not in normalized  # the provider's noise list applied
+
+
+def test_a_normaliser_registered_mid_run_applies_to_the_next_request(registered: list[Any]) -> None:
+    before = normalize_http(CHAT)[1]
+
+    class Tag:
+        @hookimpl
+        def cassette_normalize(self, request: dict[str, Any], kind: str) -> None:
+            request["tagged"] = kind
+
+    _register(registered, Tag())
+    assert "tagged" not in before
+    assert normalize_http(CHAT)[1]["tagged"] == "llm"
+
+
+def test_a_normaliser_taking_only_the_request_still_runs(registered: list[Any]) -> None:
+    class OnlyRequest:
+        @hookimpl
+        def cassette_normalize(self, request: dict[str, Any]) -> None:
+            request["seen"] = True
+
+    _register(registered, OnlyRequest())
+    assert normalize_http(CHAT)[1]["seen"] is True
+
+
+def test_a_wrapper_provider_still_wraps_the_answer(registered: list[Any]) -> None:
+    class Wrap:
+        @hookimpl(wrapper=True)
+        def cassette_http_request(self, request: HttpRequest) -> Any:
+            result = yield
+            return {**result, "wrapped": True}
+
+    _register(registered, Wrap())
+    assert normalize_http(CHAT)[1]["wrapped"] is True
+
+
+def test_hook_tracing_sees_every_call() -> None:
+    pm = get_plugin_manager()
+    seen: list[str] = []
+    undo = pm.add_hookcall_monitoring(lambda name, impls, kw: seen.append(name), lambda *a: None)
+    try:
+        normalize_http(CHAT)
+    finally:
+        undo()
+    assert seen == ["cassette_http_request", "cassette_normalize"]
+    normalize_http(CHAT)  # untraced again: the direct path resumes
+    assert len(seen) == 2
+
+
+def test_a_provider_that_recognises_first_still_wins(registered: list[Any]) -> None:
+    class Mine:
+        @hookimpl(tryfirst=True)
+        def cassette_http_request(self, request: HttpRequest) -> dict[str, Any]:
+            return {"kind": "http", "mine": True}
+
+    _register(registered, Mine())
+    kind, normalized = normalize_http(CHAT)
+    assert (kind, normalized.get("mine")) == ("http", True)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"status": 200, "json": {"id": "chatcmpl-1", "choices": [{"message": {}}]}}, False),
+        ({"status": 200, "events": ["data: {}", "data: [DONE]"]}, False),
+        ({"status": 200, "events": ["data: {}", {"$blob": "a" * 40}]}, True),
+        ({"json": {"choices": [{"$blob": "a" * 40, "$json": True}]}}, True),
+        ({"json": {"$literal": {"$blob": "not a ref"}}}, True),
+        ({"$blob": "a" * 40}, True),
+        ({"json": {"big": 2**70}}, True),  # orjson cannot write it: hydrate decides
+        ("plain", False),
+    ],
+)
+def test_holds_refs_never_misses_a_reference(value: Any, expected: bool) -> None:
+    assert holds_refs(value) is expected

@@ -346,21 +346,23 @@ def test_the_hook_manifest_is_valid_for_pre_commit() -> None:
         assert hook["language"] == "python" and hook["pass_filenames"] is False
 
 
-def _hook_repo(dest: Path) -> Path:
+def _hook_repo(dest: Path, *, system: bool = True) -> Path:
     """A committed copy of this project as a hook repository, its hooks run with this interpreter.
 
-    ``language: python`` would make pre-commit build a virtualenv and pip-install
-    the project and its dependencies from an index; tests run offline, so the
-    copy runs the very same entries with ``language: system`` and this
-    interpreter's ``cassette`` first on PATH. Everything else in the manifest is
-    unchanged.
+    With ``system`` (the default) the copy runs the very same entries with
+    ``language: system`` and this interpreter's ``cassette`` first on PATH, so the
+    three-hook test needs no package index; ``system=False`` keeps the shipped
+    ``language: python``, for which pre-commit builds a virtualenv and pip-installs
+    the project (one test does that, as a user's first commit would).
     """
     dest.mkdir()
     shutil.copytree(ROOT / "cassette", dest / "cassette", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", dest / "pyproject.toml")
     manifest = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert manifest.count("language: python") == 3
-    (dest / ".pre-commit-hooks.yaml").write_text(manifest.replace("language: python", "language: system"))
+    if system:
+        manifest = manifest.replace("language: python", "language: system")
+    (dest / ".pre-commit-hooks.yaml").write_text(manifest)
     for args in (("init", "-q", "-b", "main"), ("add", "-A")):
         subprocess.run(["git", *args], cwd=dest, check=True, capture_output=True)
     subprocess.run(
@@ -396,6 +398,33 @@ def test_pre_commit_try_repo_runs_the_three_hooks(
     drift_line = next(line for line in out.splitlines() if line.startswith("cassette drift"))
     assert verify_line.endswith("Passed") and drift_line.endswith("Passed")
     assert f"{CASSETTE}: modified" in out, out  # the drift summary is shown (verbose hook)
+
+
+_NO_INDEX = ("NewConnectionError", "Temporary failure in name resolution", "No matching distribution")
+
+
+def test_pre_commit_try_repo_installs_the_published_manifest_as_a_user_gets_it(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The manifest as shipped (``language: python``): pre-commit builds its own virtualenv,
+    pip-installs this project into it from the package index, and the secrets hook stops the commit."""
+    hooks = _hook_repo(tmp_path_factory.mktemp("hooks") / "cassette-hooks", system=False)
+    plant("header")
+    git("add", "-A")
+    env = dict(
+        os.environ,
+        PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
+        HOME=str(repo),
+        GIT_CONFIG_NOSYSTEM="1",
+    )
+    cmd = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "cassette-secrets"]
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=repo, timeout=900)
+    out = run.stdout + run.stderr
+    if run.returncode not in (0, 1) and any(s in out for s in _NO_INDEX):
+        pytest.skip("pre-commit could not reach a package index to build the hook's environment")
+    assert run.returncode == 1, out
+    assert "cassette-secrets" in out and "Failed" in out
+    assert "openai-api-key" in out and OPENAI_KEY not in out
 
 
 def test_python_m_cassette_hooks_without_a_command_is_a_usage_error(

@@ -469,3 +469,28 @@ def test_the_stored_request_holds_what_changes_the_answer() -> None:
         "temperature",
         "response_format",
     }
+
+
+def test_the_model_named_in_the_path_is_in_the_key() -> None:
+    """Legacy /v1/engines/<model>/ routes and Azure deployments name the model in the path, not the body."""
+    from cassette._model import HttpRequest
+    from cassette.plugins.provider_openai import cassette_http_request
+
+    body = json.dumps({"prompt": "Say hi", "max_tokens": 5}).encode()
+
+    def key(url: str, payload: bytes = body) -> dict[str, Any] | None:
+        return cassette_http_request(request=HttpRequest("POST", url, (), payload))
+
+    davinci = key("https://api.openai.com/v1/engines/davinci/completions")
+    curie = key("https://api.openai.com/v1/engines/curie/completions")
+    assert davinci is not None and curie is not None
+    assert davinci["model"] == "davinci" and curie["model"] == "curie" and davinci != curie
+    quoted = key("https://api.openai.com/v1/engines/text%2Dada/embeddings")
+    assert quoted is not None and quoted["model"] == "text-ada"
+    azure = key("https://acme.openai.azure.com/openai/deployments/support-gpt4o/completions?api-version=1")
+    assert azure is not None and azure["model"] == "support-gpt4o"
+    named = key(
+        "https://api.openai.com/v1/engines/davinci/completions",
+        json.dumps({"prompt": "Say hi", "model": "babbage"}).encode(),
+    )
+    assert named is not None and named["model"] == "babbage"  # a model in the body wins

@@ -10,6 +10,7 @@ user-agent, ``x-stainless-*``, idempotency keys) and the host never enter it.
 from __future__ import annotations
 
 import re
+import urllib.parse
 from typing import Any
 
 from cassette._model import HttpRequest
@@ -29,7 +30,9 @@ _ENDPOINTS = {
 }
 # One search for every endpoint; the leftmost match is the longest suffix (chat/completions, not completions).
 _ENDPOINT = re.compile("/(" + "|".join(re.escape(suffix) for suffix in _ENDPOINTS) + ")$")
-_AZURE_DEPLOYMENT = re.compile(r"/openai/deployments/([^/]+)/")
+# Azure names the model's deployment in the path, as did OpenAI's legacy /v1/engines/<model>/ routes:
+# without it two deployments (or engines) given the same body would share a key.
+_MODEL_IN_PATH = re.compile(r"/(?:openai/deployments|engines)/([^/]+)/")
 
 
 @hookimpl
@@ -47,9 +50,9 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     if not isinstance(body, dict):
         return None
     normalized = llm_request("openai", endpoint, body, NOISE)
-    azure = _AZURE_DEPLOYMENT.search(path)
-    if azure:
-        normalized.setdefault("model", azure.group(1))
+    in_path = _MODEL_IN_PATH.search(path)
+    if in_path:
+        normalized.setdefault("model", urllib.parse.unquote(in_path.group(1)))
     return normalized
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import threading
 from dataclasses import dataclass, field
@@ -44,12 +45,19 @@ class Config:
     orphans: str = "off"  # "off" | "warn" | "fail"
 
     def cassette_root(self) -> Path:
-        return (self.root / self.cassette_dir).resolve()
+        return _resolved(self.root, self.cassette_dir)
 
     def store_path(self) -> Path:
         if self.store:
-            return (self.root / self.store).resolve()
+            return _resolved(self.root, self.store)
         return self.cassette_root() / ".blobs"
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(root: Path, relative: str) -> Path:
+    # the pytest plugin asks for these paths several times per test; resolving walks the file
+    # system each time (cleared with the config cache)
+    return (root / relative).resolve()
 
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -187,6 +195,7 @@ def clear_config_cache() -> None:
     with _cache_lock:
         _cache.clear()
         _by_dir.clear()
+    _resolved.cache_clear()
 
 
 def env_mode() -> str | None:

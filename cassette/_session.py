@@ -332,6 +332,10 @@ class Session:
     def key_for(self, request: dict[str, Any]) -> str:
         return request_key(request)
 
+    def recorded(self, key: str) -> bool:
+        """Replay: whether the cassette holds a call with this match key (served or not)."""
+        return key in self._index
+
     def serve(self, kind: str, request: dict[str, Any], *, copy: bool = True) -> Interaction:
         """Replay: the recorded interaction for this normalised request, or raise `CassetteMiss`.
 

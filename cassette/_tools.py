@@ -9,7 +9,6 @@ import enum
 import functools
 import inspect
 import sys
-import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
@@ -217,10 +216,6 @@ def _request(
     return _requests(name, signature, args, kwargs)[0]
 
 
-# Per replaying session: the match keys its cassette holds (to pick between a call's two key forms).
-_recorded_keys: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
 def _replay_form(
     session: Any, request: dict[str, Any], name: str, passed: dict[str, Any] | None
 ) -> dict[str, Any]:
@@ -231,14 +226,10 @@ def _replay_form(
     from cassette._plugins import normalize
     from cassette._store import request_key
 
-    keys = _recorded_keys.get(session)
-    if keys is None:
-        keys = frozenset(i.key for i in session.cassette.interactions)
-        _recorded_keys[session] = keys
-    if request_key(request) in keys:
+    if session.recorded(request_key(request)):
         return request
     old = normalize({"kind": "tool", "name": name, "arguments": to_jsonable(passed)}, "tool")
-    return old if request_key(old) in keys else request
+    return old if session.recorded(request_key(old)) else request
 
 
 @overload

@@ -184,24 +184,43 @@ _stats_lock = threading.Lock()
 class Slot:
     """A call being recorded: its place in the order is fixed when it starts."""
 
-    __slots__ = ("cancelled", "done", "key", "kind", "partial", "request", "response")
+    __slots__ = ("_build", "_response", "cancelled", "done", "key", "kind", "partial", "request")
 
     def __init__(self, kind: str, key: str, request: dict[str, Any]) -> None:
         self.kind = kind
         self.key = key
         self.request = request
-        self.response: dict[str, Any] | None = None
+        self._response: dict[str, Any] | None = None
+        self._build: Callable[[], dict[str, Any]] | None = None
         self.done = False
         self.cancelled = False
         # what a stream still in progress has received, asked for only if the session ends first
         self.partial: Callable[[], dict[str, Any]] | None = None
 
+    @property
+    def response(self) -> dict[str, Any] | None:
+        build = self._build
+        if build is not None:  # parsed on first use (the save), not while the caller parses it too
+            self._response = build()
+            self._build = None
+        return self._response
+
     def update(self, response: dict[str, Any]) -> None:
         """Keep what has been received so far (a stream in progress)."""
-        self.response = response
+        self._response, self._build = response, None
 
     def finish(self, response: dict[str, Any]) -> None:
-        self.response = response
+        self._response, self._build = response, None
+        self.done = True
+
+    def finish_later(self, build: Callable[[], dict[str, Any]]) -> None:
+        """The call is complete; ``build()`` makes its record when it is first needed.
+
+        A live body is handed to the caller as the very bytes it arrived in; parsing it
+        for the cassette at once would hold a second parsed copy while the SDK parses
+        its own (a 50 MB answer would cost 50 MB more at the call's peak).
+        """
+        self._response, self._build = None, build
         self.done = True
 
     def cancel(self) -> None:

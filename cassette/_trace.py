@@ -28,6 +28,7 @@ import threading
 import time
 import warnings
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -315,6 +316,9 @@ class TraceSlot(Slot):
     def finish(self, response: dict[str, Any]) -> None:
         super().finish(response)
         self.sink.submit(_Line(self.run, self.seq, self.kind, self.key, self.request, response, self.ts))
+
+    def finish_later(self, build: Callable[[], dict[str, Any]]) -> None:
+        self.finish(build())
 
 
 class TraceSession(Session):

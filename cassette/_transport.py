@@ -276,13 +276,8 @@ def _classes(lib: str) -> dict[str, type]:
     def relay_body(response: Any, request: Any, slot: Slot, body: bytes) -> Any:
         """Record a fully read live response and hand the caller an equivalent one."""
         content_type = response.headers.get("content-type", "")
-        slot.finish(
-            {
-                "status": response.status_code,
-                "headers": _kept_headers(response.headers),
-                **body_record(content_type, body),
-            }
-        )
+        head = {"status": response.status_code, "headers": _kept_headers(response.headers)}
+        slot.finish_later(lambda: {**head, **body_record(content_type, body)})
         return mod.Response(
             response.status_code,
             headers=live_headers(response),

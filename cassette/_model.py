@@ -69,6 +69,14 @@ class Cassette:
     meta: dict[str, Any] = field(default_factory=dict)  # unknown top-level fields, kept verbatim
     blob_cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    def match_keys(self) -> list[str]:
+        """Each interaction's match key, in order."""
+        return [i.key for i in self.interactions]
+
+    def item(self, i: int) -> Interaction:
+        """Interaction ``i`` (a cassette opened for replay parses it here, when it is served)."""
+        return self.interactions[i]
+
     def hydrate(self, value: Any) -> Any:
         """Replace blob references in ``value`` by their content (read from the store)."""
         from cassette._store import hydrate

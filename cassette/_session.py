@@ -12,7 +12,6 @@ import gc
 import os
 import threading
 import warnings
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -181,6 +180,17 @@ run_stats = RunStats()
 _stats_lock = threading.Lock()
 
 
+def _index(keys: list[str]) -> dict[str, int | list[int]]:
+    """Match key -> the position of its interaction, or the positions of several, last first."""
+    index: dict[str, int | list[int]] = dict(zip(keys, range(len(keys))))
+    if len(index) < len(keys):  # some call was made more than once: those keys get a list
+        seen: dict[str, list[int]] = {}
+        for pos in range(len(keys) - 1, -1, -1):
+            seen.setdefault(keys[pos], []).append(pos)
+        index.update((key, positions) for key, positions in seen.items() if len(positions) > 1)
+    return index
+
+
 class Slot:
     """A call being recorded: its place in the order is fixed when it starts."""
 
@@ -274,7 +284,10 @@ class Session:
         self.drift: list[Any] = []
         self.written: Path | None = None
         self._lock = threading.Lock()
-        self._index: dict[str, deque[Interaction]] = {}
+        # replay: match key -> the position of its one interaction in the cassette, or the positions
+        # of several (last-served-first); a key leaves when its last interaction is served
+        self._index: dict[str, int | list[int]] = {}
+        self._keys: frozenset[str] | None = None
         self._served: list[int] = []
         self._slots: list[Slot] = []
         self._served_by_kind: dict[str, int] = {}
@@ -302,8 +315,7 @@ class Session:
                 # absolute: every error about the file (corrupt, missing blob...) names its full path;
                 # lazy: only keys are read now, each interaction is parsed when served
                 self.cassette = load_cassette(self.path.absolute(), self.store, lazy=True)
-                for inter in self.cassette.interactions:
-                    self._index.setdefault(inter.key, deque()).append(inter)
+                self._index = _index(self.cassette.match_keys())
             finally:
                 if paused:
                     gc.enable()
@@ -353,7 +365,9 @@ class Session:
 
     def recorded(self, key: str) -> bool:
         """Replay: whether the cassette holds a call with this match key (served or not)."""
-        return key in self._index
+        if self._keys is None:
+            self._keys = frozenset(self.cassette.match_keys()) if self.cassette is not None else frozenset()
+        return key in self._keys
 
     def serve(self, kind: str, request: dict[str, Any], *, copy: bool = True) -> Interaction:
         """Replay: the recorded interaction for this normalised request, or raise `CassetteMiss`.
@@ -364,9 +378,17 @@ class Session:
         """
         key = request_key(request)
         with self._lock:
-            queue = self._index.get(key)
-            if queue:
-                inter = queue.popleft()
+            entry = self._index.get(key)
+            if entry is not None:
+                if isinstance(entry, int):
+                    pos = entry
+                    del self._index[key]
+                else:
+                    pos = entry.pop()
+                    if not entry:
+                        del self._index[key]
+                assert self.cassette is not None
+                inter = self.cassette.item(pos)  # parsed here, when first served
                 self._served.append(inter.seq)
                 self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
             else:
@@ -438,8 +460,10 @@ class Session:
     def unused(self) -> list[Interaction]:
         """Recorded interactions not (yet) served in this replay."""
         with self._lock:
-            left = [i for q in self._index.values() for i in q]
-        return sorted(left, key=lambda i: i.seq)
+            left = sorted(pos for v in self._index.values() for pos in ([v] if isinstance(v, int) else v))
+        if not left or self.cassette is None:
+            return []
+        return sorted((self.cassette.interactions[pos] for pos in left), key=lambda i: i.seq)
 
     def stats(self) -> dict[str, Any]:
         return {

@@ -12,8 +12,10 @@ import os
 import re
 import secrets
 import stat
+from itertools import accumulate, repeat
+from operator import add, getitem
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -785,6 +787,7 @@ _LAZY_KEY = b'key": "'  # each piece starts so, then 64 characters of key, then 
 _LAZY_SEQ = b'\n      "seq": '
 # the bytes after the key: its closing quote, `kind`, and the start of `request` (which must follow)
 _LAZY_KINDS = {(b'",\n      "kind": "' + k.encode() + b'",\n      "request"')[:38]: k for k in KINDS}
+_KEY_PREFIX_AT, _KEY_AT, _KIND_AT = slice(0, 7), slice(7, 71), slice(71, 109)  # in one interaction's piece
 
 
 class _LazySource:
@@ -801,6 +804,22 @@ class _LazySource:
         """Where the fields of the interaction starting at ``at`` end (the newline before its '}')."""
         end = self.data.find(_LAZY_SEP, at, self.end)
         return self.end if end < 0 else end
+
+    def seq(self, at: int) -> int | None:
+        """The ``seq`` of the interaction at ``at`` read from its own line, or None (then parse it)."""
+        end = self.fields_end(at)
+        seq_at = self.data.rfind(_LAZY_SEQ, at, end)
+        text = self.data[seq_at + len(_LAZY_SEQ) : end]  # the last field, on its own line
+        return int(text) if seq_at >= 0 and text.isdigit() and len(text) <= 18 else None
+
+    def parse(self, at: int, i: int, key: str, kind: str, seq: int | None = None) -> Interaction:
+        """Interaction ``i`` (fields from ``at``), checked against the key and kind the scan read."""
+        # the object itself, braces included: '{\n      "' before `at`, '\n    }' after its fields
+        parsed = _parse_lazy(memoryview(self.data)[at - 9 : self.fields_end(at) + 6], i, self.path)
+        if (parsed.kind, parsed.key) != (kind, key) or (seq is not None and parsed.seq != seq):
+            # the scan and the parser read different values: a field given twice (hand-edited)
+            raise _shape_error(self.path, f"interactions[{i}] gives `seq`, `kind` or `key` twice")
+        return parsed
 
 
 class _LazyInteraction(Interaction):
@@ -822,25 +841,64 @@ class _LazyInteraction(Interaction):
     def __getattr__(self, name: str) -> Any:
         if name not in ("seq", "request", "response", "extra"):
             raise AttributeError(name)
-        source, at, i = self._source, self._at, self._i
-        end = source.fields_end(at)
+        source, at = self._source, self._at
         if name == "seq":
-            seq_at = source.data.rfind(_LAZY_SEQ, at, end)
-            text = source.data[seq_at + len(_LAZY_SEQ) : end]  # the last field, on its own line
-            if seq_at >= 0 and text.isdigit() and len(text) <= 18:
-                self.seq = int(text)
-                return self.seq
-        # the object itself, braces included: '{\n      "' before `at`, '\n    }' after `end`
-        parsed = _parse_lazy(memoryview(source.data)[at - 9 : end + 6], i, source.path)
-        if (parsed.kind, parsed.key) != (self.kind, self.key) or parsed.seq != self.__dict__.get(
-            "seq", parsed.seq
-        ):
-            # the scan and the parser read different values: a field given twice (hand-edited)
-            raise _shape_error(source.path, f"interactions[{i}] gives `seq`, `kind` or `key` twice")
+            seq = source.seq(at)
+            if seq is not None:
+                self.seq = seq
+                return seq
+        parsed = source.parse(at, self._i, self.key, self.kind, self.__dict__.get("seq"))
         self.__dict__.update(
             seq=parsed.seq, request=parsed.request, response=parsed.response, extra=parsed.extra
         )
         return self.__dict__[name]
+
+
+class _LazyCassette(Cassette):
+    """A manifest opened for replay: each interaction's key, kind and place, nothing parsed yet.
+
+    `item` parses one interaction when it is served. ``interactions``, asked for by
+    anything else (a miss being explained, `unused`, a report), is built on first use
+    as `_LazyInteraction` s, each parsed only when read.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        store: Path,
+        source: _LazySource,
+        keys: list[str],
+        kinds: list[str],
+        starts: list[int],
+    ) -> None:
+        super().__init__(path=path, store=store)
+        del self.interactions  # built by __getattr__ when first asked for
+        self._source, self._keys, self._kinds, self._starts = source, keys, kinds, starts
+        self._items: dict[int, Interaction] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "interactions":
+            raise AttributeError(name)
+        source, items = self._source, self._items
+        built = [
+            items.get(i) or _LazyInteraction(key, kind, source, at, i)
+            for i, (key, kind, at) in enumerate(zip(self._keys, self._kinds, self._starts, strict=True))
+        ]
+        self.interactions = built
+        return built
+
+    def match_keys(self) -> list[str]:
+        return self._keys
+
+    def item(self, i: int) -> Interaction:
+        built = self.__dict__.get("interactions")
+        if built is not None:
+            return built[i]
+        inter = self._items.get(i)
+        if inter is None:
+            inter = self._source.parse(self._starts[i], i, self._keys[i], self._kinds[i])
+            self._items[i] = inter
+        return inter
 
 
 def _parse_lazy(text: memoryview, i: int, path: Path) -> Interaction:
@@ -861,7 +919,7 @@ def _parse_lazy(text: memoryview, i: int, path: Path) -> Interaction:
 
 
 def _scan_lazy(data: bytes, path: Path, store: Path | None) -> Cassette | None:
-    """A `Cassette` of `_LazyInteraction` when ``data`` is in the layout we write, else None."""
+    """A `_LazyCassette` when ``data`` is in the layout we write, else None."""
     if not data.startswith(_LAZY_HEAD):
         return None
     for tail in _LAZY_TAILS:
@@ -869,27 +927,23 @@ def _scan_lazy(data: bytes, path: Path, store: Path | None) -> Cassette | None:
             break
     else:
         return None
-    source = _LazySource(data, len(data) - len(tail), path)
-    interactions: list[Interaction] = []
-    append = interactions.append
-    kind_of = _LAZY_KINDS.get
-    find = data.find
-    lazy = _LazyInteraction
-    at = len(_LAZY_HEAD)  # where the current interaction's fields start (just after '{"')
-    i = 0
-    while True:
-        # one pass over the bytes, no copies: an interaction is at least its key and kind long
-        nxt = find(_LAZY_SEP, at + 100, source.end)
-        kind = kind_of(data[at + 71 : at + 109])
-        if kind is None or not data.startswith(_LAZY_KEY, at):
-            return None  # a field sorted before `key`, a key that is not 64 characters, another kind...
-        # the key's characters are taken as they stand: the parse on first use checks them
-        append(lazy(data[at + 7 : at + 71].decode("latin-1"), kind, source, at, i))
-        if nxt < 0:
-            break
-        at = nxt + len(_LAZY_SEP)
-        i += 1
-    return Cassette(path=path, interactions=interactions, store=store or default_store_for(path))
+    end = len(data) - len(tail)
+    # one pass over the bytes (a single C-level split, no Python loop): each piece is one
+    # interaction's fields, from just after '{"' to just before '\n    }'
+    pieces = data.split(_LAZY_SEP)  # the last piece runs on into the tail: only its start is used
+    head = len(_LAZY_HEAD)
+    starts = list(accumulate(map(add, map(len, pieces), repeat(len(_LAZY_SEP))), initial=0))
+    del starts[-1]
+    starts[0] = head
+    pieces[0] = pieces[0][head:]
+    cut: Any = getitem  # C-level calls through map: typeshed's signatures do not fit bytes slicing
+    kinds: list[str] = list(map(cast(Any, _LAZY_KINDS.get), map(cut, pieces, repeat(_KIND_AT)), repeat("")))
+    if "" in kinds or set(map(cut, pieces, repeat(_KEY_PREFIX_AT))) != {_LAZY_KEY}:
+        return None  # a field sorted before `key`, a key that is not 64 characters, another kind...
+    # the key's characters are taken as they stand: the parse on first use checks them
+    keys: list[str] = list(map(bytes.decode, map(cut, pieces, repeat(_KEY_AT)), repeat("latin-1")))
+    source = _LazySource(data, end, path)
+    return _LazyCassette(path, store or default_store_for(path), source, keys, kinds, starts)
 
 
 def load_cassette(path: str | os.PathLike[str], store: Path | None = None, *, lazy: bool = False) -> Cassette:

@@ -288,3 +288,49 @@ def test_unused_interactions_are_reported_without_parsing_them(devserver: DevSer
             assert session.cassette is not None
             untouched = session.cassette.interactions
     assert all("request" not in vars(i) for i in untouched)
+
+
+_calls = {"n": 0}
+
+
+@cassette.tool
+def _poll(job: str) -> dict[str, Any]:
+    _calls["n"] += 1
+    return {"job": job, "state": f"state-{_calls['n']}"}
+
+
+def test_repeated_and_single_calls_are_served_in_recorded_order_from_a_lazily_opened_cassette() -> None:
+    path = "tests/cassettes/poll.json"
+    jobs = ["a", "b", "a", "c", "a", "b"]  # `a` three times, `b` twice, `c` once
+    with cassette.using(path, mode="record"):
+        recorded = [_poll(j) for j in jobs]
+    assert type(load_cassette(path, lazy=True)).__name__ == "_LazyCassette"
+    _calls["n"] = 100  # a live call would now answer differently
+    miss = pytest.raises(cassette.CassetteMiss, match="recorded only 3 times")
+    with miss, cassette.using(path, mode="replay", unused="off") as session:
+        served = [_poll(j) for j in ["a", "b", "a"]]
+        assert served == [recorded[0], recorded[1], recorded[2]]
+        key_a = session.cassette.interactions[0].key if session.cassette else ""
+        assert session.recorded(key_a)  # still "recorded" once served
+        left = session.unused()
+        assert [(i.seq, i.request["arguments"]) for i in left] == [
+            (3, {"job": "c"}),
+            (4, {"job": "a"}),
+            (5, {"job": "b"}),
+        ]
+        assert [_poll(j) for j in ["c", "a", "b"]] == recorded[3:]
+        assert session.unused() == []
+        _poll("a")  # a fourth `a`: the miss names the count (and the session re-raises it on exit)
+
+
+def test_an_interaction_served_before_the_list_is_built_is_the_one_in_the_list() -> None:
+    path = "tests/cassettes/poll2.json"
+    with cassette.using(path, mode="record"):
+        _poll("x"), _poll("y")
+    lazy = load_cassette(path, lazy=True)
+    first = lazy.item(1)
+    assert "request" in vars(first) and first.seq == 1  # parsed when taken
+    assert lazy.interactions[1] is first
+    assert "request" not in vars(lazy.interactions[0])  # the other is still unparsed
+    assert lazy.item(0) is lazy.interactions[0]
+    assert [i.key for i in lazy.interactions] == lazy.match_keys()

@@ -14,7 +14,8 @@ From a shell (serves until killed, prints one line when ready)::
     python -m cassette.devserver --port 8765 --seed 1
 
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/responses``,
-``POST /v1/embeddings``, ``GET /v1/models``, ``POST /v1/messages``,
+``POST /v1/embeddings``, ``POST /v1/audio/transcriptions`` (multipart upload),
+``GET /v1/models``, ``POST /v1/messages``,
 ``POST /v1/messages/count_tokens``.
 
 How answers are chosen (deterministic given the seed):
@@ -54,6 +55,8 @@ from __future__ import annotations
 
 import argparse
 import base64
+import email.parser
+import email.policy
 import functools
 import hashlib
 import json
@@ -863,6 +866,39 @@ def _embed(text: str, dimensions: int) -> list[float]:
     return [x / norm for x in total]
 
 
+def _form(content_type: str, raw: bytes) -> JSON | None:
+    """A multipart/form-data upload as ``{field: text}``, each file as ``{filename, size, sha256}``."""
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"content-type: " + content_type.encode("latin-1") + b"\r\n\r\n" + raw
+    )
+    if not message.is_multipart():
+        return None
+    out: JSON = {}
+    for part in message.iter_parts():
+        name = str(part.get_param("name", "", header="content-disposition"))
+        payload = part.get_payload(decode=True)
+        content = payload if isinstance(payload, bytes) else b""
+        filename = part.get_filename()
+        if filename is None:
+            out[name] = content.decode("utf-8", "replace")
+        else:
+            digest = hashlib.sha256(content).hexdigest()
+            out[name] = {"filename": filename, "size": len(content), "sha256": digest}
+    return out
+
+
+def _transcription(body: JSON, dice: _Dice) -> JSON:
+    """``/v1/audio/transcriptions``: a sentence that depends on the uploaded file's bytes."""
+    upload = body.get("file")
+    if not isinstance(upload, dict):
+        raise _ApiError(400, "You must provide a file to transcribe.", param="file")
+    if not body.get("model"):
+        raise _ApiError(400, "you must provide a model parameter", param="model")
+    order = int(upload["sha256"][:6], 16) % 900000 + 100000
+    opening = dice.rng.choice(["Hi,", "Hello,", "Hi there,"])
+    return {"text": f"{opening} this is about order {order}: I was charged twice, please refund one charge."}
+
+
 def _embeddings(body: JSON) -> JSON:
     raw = body.get("input")
     if raw is None or raw == "" or raw == []:
@@ -1143,11 +1179,15 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
         headers = {k.lower(): v for k, v in self.headers.items()}
+        body: Any
+        if headers.get("content-type", "").startswith("multipart/form-data"):
+            body = _form(headers["content-type"], raw)
+        else:
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
         status, payload, events, extra = self.server.devserver._respond(method, path, body, headers, raw)
         try:
             if events is None:
@@ -1339,6 +1379,7 @@ class DevServer:
             "/v1/chat/completions": lambda: _chat(body, dice, self.system_fingerprint),
             "/v1/responses": lambda: _responses(body, dice),
             "/v1/embeddings": lambda: (_embeddings(body), None),
+            "/v1/audio/transcriptions": lambda: (_transcription(body, dice), None),
             "/v1/messages": lambda: _messages(body, dice),
             "/v1/messages/count_tokens": lambda: (_count_message_tokens(body), None),
         }

@@ -4,6 +4,7 @@ server stopped, into objects equal to the live ones, field by field.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable
@@ -494,3 +495,122 @@ def test_the_model_named_in_the_path_is_in_the_key() -> None:
         json.dumps({"prompt": "Say hi", "model": "babbage"}).encode(),
     )
     assert named is not None and named["model"] == "babbage"  # a model in the body wins
+
+
+# --- multipart uploads (audio transcription): the random boundary never reaches the key --------------
+
+AUDIO = b"RIFF" + bytes(range(256)) * 8
+
+
+def test_a_transcription_upload_replays_and_its_file_is_kept_as_a_digest(tmp_path: Path) -> None:
+    path = tmp_path / "transcribe.json"
+    with DevServer(seed=3) as srv:
+        live = cassette.instrument(OpenAI(base_url=srv.openai_base_url, api_key="sk-test", max_retries=0))
+        with cassette.using(path, mode="record"):
+            said = live.audio.transcriptions.create(
+                model="whisper-1", file=("call.wav", AUDIO), language="en"
+            )
+    # each upload gets a fresh random boundary, and the recorded host is gone: it still matches
+    replay = cassette.instrument(OpenAI(base_url="http://127.0.0.1:9/v1", api_key="sk-test", max_retries=0))
+    with cassette.using(path, mode="replay"):
+        again = replay.audio.transcriptions.create(model="whisper-1", file=("call.wav", AUDIO), language="en")
+    assert type(again) is type(said) and again == said and "order" in again.text
+    request = cassette.load_cassette(path).interactions[0].request
+    assert request["endpoint"] == "audio.transcriptions" and request["language"] == "en"
+    assert request["file"].pop("content_type")  # guessed from the name by httpx: audio/x-wav here
+    assert request["file"] == {
+        "filename": "call.wav",
+        "size": len(AUDIO),
+        "sha256": hashlib.sha256(AUDIO).hexdigest(),
+    }
+    assert b"RIFF" not in path.read_bytes()  # the audio itself is not stored
+    other = AUDIO[:-1] + b"!"
+    with pytest.raises(cassette.CassetteMiss, match=r"file\.sha256"), cassette.using(path, mode="replay"):
+        replay.audio.transcriptions.create(model="whisper-1", file=("call.wav", other), language="en")
+
+
+def test_a_generic_multipart_post_matches_across_boundaries(tmp_path: Path) -> None:
+    import httpx2
+
+    path = tmp_path / "upload.json"
+    files = {"attachment": ("notes.txt", b"order A1001 was charged twice", "text/plain")}
+    with DevServer(seed=3) as srv:
+        url = srv.openai_base_url.replace("/v1", "/upload")
+        with httpx2.Client(transport=cassette.transport()) as http, cassette.using(path, mode="record"):
+            first = http.post(url, data={"ticket": "T-9"}, files=files)
+        with httpx2.Client(transport=cassette.transport()) as http, cassette.using(path, mode="replay"):
+            second = http.post(url, data={"ticket": "T-9"}, files=files)
+    assert (second.status_code, second.json()) == (first.status_code, first.json())
+    recorded = cassette.load_cassette(path).interactions[0].request
+    assert recorded["multipart"] == [
+        {"name": "ticket", "text": "T-9"},
+        {
+            "name": "attachment",
+            "content_type": "text/plain",
+            "filename": "notes.txt",
+            "size": 29,
+            "sha256": hashlib.sha256(b"order A1001 was charged twice").hexdigest(),
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "expected"),
+    [
+        pytest.param(
+            'multipart/form-data; boundary="a b"',
+            b'--a b\r\nContent-Disposition: form-data; name="q"\r\n\r\nhi\r\n--a b--\r\n',
+            [{"name": "q", "text": "hi"}],
+            id="quoted boundary",
+        ),
+        pytest.param(
+            "multipart/form-data; boundary=x",
+            b"--x\r\nContent-Disposition: form-data; name=\"f\"; filename*=utf-8''na%C3%AFve.txt\r\n"
+            b"\r\n\xff\xfe\r\n--x--",
+            [
+                {
+                    "name": "f",
+                    "filename": "naïve.txt",
+                    "size": 2,
+                    "sha256": hashlib.sha256(b"\xff\xfe").hexdigest(),
+                }
+            ],
+            id="RFC 5987 filename",
+        ),
+        pytest.param(
+            "multipart/form-data; boundary=x",
+            b'--x\r\nContent-Disposition: form-data; name="q"\r\n\r\nhi\r\n',
+            None,
+            id="no closing delimiter",
+        ),
+        pytest.param("multipart/form-data", b"--x\r\n\r\n--x--", None, id="no boundary"),
+        pytest.param("application/json", b"{}", None, id="not multipart"),
+    ],
+)
+def test_multipart_parts_reads_uploads_and_refuses_what_it_cannot(
+    content_type: str, body: bytes, expected: Any
+) -> None:
+    from cassette._model import HttpRequest
+    from cassette.plugins._http import form_fields, multipart_parts
+
+    parts = multipart_parts(HttpRequest("POST", "https://x.test/up", (("content-type", content_type),), body))
+    assert parts == expected
+    if parts:
+        assert set(form_fields(parts)) == {p["name"] for p in parts}
+
+
+def test_form_fields_keep_every_value_of_a_repeated_name() -> None:
+    from cassette.plugins._http import form_fields
+
+    parts = [
+        {"name": "image[]", "filename": "a.png", "size": 1, "sha256": "0"},
+        {"name": "tag", "text": "x"},
+        {"name": "tag", "text": "y"},
+        {"name": "tag", "text": "z"},
+        {"name": "mask[]", "filename": "m.png", "size": 2, "sha256": "1"},
+    ]
+    assert form_fields(parts) == {
+        "image[]": [{"filename": "a.png", "size": 1, "sha256": "0"}],
+        "tag": ["x", "y", "z"],
+        "mask[]": [{"filename": "m.png", "size": 2, "sha256": "1"}],
+    }

@@ -1,5 +1,9 @@
 """Any other HTTP traffic (generic JSON-over-HTTP): method, URL, sorted query and body.
 
+A JSON body is kept parsed, a ``multipart/form-data`` upload as its parts (the random
+boundary dropped, each file as its name, size and SHA-256), other text as text, and
+binary as its SHA-256.
+
 Registered like every provider, but runs last so the specific ones win.
 """
 
@@ -11,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from cassette._model import HttpRequest
 from cassette.hookspecs import hookimpl
-from cassette.plugins._http import json_body, query
+from cassette.plugins._http import json_body, multipart_parts, query
 
 
 @hookimpl(trylast=True)
@@ -27,7 +31,10 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any]:
         out["query"] = q
     if request.body:
         body = json_body(request)
-        if body is not None:
+        upload = multipart_parts(request) if body is None else None
+        if upload is not None:  # its fields and files, not its random boundary
+            out["multipart"] = upload
+        elif body is not None:
             out["json"] = body
         else:
             try:

@@ -15,7 +15,7 @@ from typing import Any
 
 from cassette._model import HttpRequest
 from cassette.hookspecs import hookimpl
-from cassette.plugins._http import json_body, llm_request, sse_fields
+from cassette.plugins._http import form_fields, json_body, llm_request, multipart_parts, sse_fields
 
 NOISE = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier", "store"})
 
@@ -27,6 +27,11 @@ _ENDPOINTS = {
     "moderations": "moderations",
     "images/generations": "images.generate",
     "audio/speech": "audio.speech",
+    # multipart uploads: the key holds their fields, and each file's name, size and SHA-256
+    "audio/transcriptions": "audio.transcriptions",
+    "audio/translations": "audio.translations",
+    "images/edits": "images.edit",
+    "images/variations": "images.create_variation",
 }
 # One search for every endpoint; the leftmost match is the longest suffix (chat/completions, not completions).
 _ENDPOINT = re.compile("/(" + "|".join(re.escape(suffix) for suffix in _ENDPOINTS) + ")$")
@@ -47,6 +52,9 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     if request.header("anthropic-version") is not None:
         return None
     body = json_body(request)
+    if body is None:
+        parts = multipart_parts(request)
+        body = form_fields(parts) if parts is not None else None
     if not isinstance(body, dict):
         return None
     normalized = llm_request("openai", endpoint, body, NOISE)

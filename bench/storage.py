@@ -114,6 +114,7 @@ def run(cfg: BenchConfig) -> Section:
     conv: dict[str, dict[int, int]] = {k: {} for k in TOOLS_UNDER_TEST}
     suite: dict[str, int] = {}
     suite_parts, suite_blobs = (0, 0), 0
+    response_floor = 0
     failed: dict[str, str] = {}
     for key in TOOLS_UNDER_TEST:
         if not have[key]:
@@ -141,6 +142,7 @@ def run(cfg: BenchConfig) -> Section:
                 blob_bytes = sum(b.stat().st_size for b in blobs)
                 suite_parts = (suite[key] - blob_bytes, blob_bytes)
                 suite_blobs = len(blobs)
+                response_floor = _responses_alone(where)
         except Exception as exc:
             failed[key] = why(exc)
     last = turn_points[-1]
@@ -161,6 +163,15 @@ def run(cfg: BenchConfig) -> Section:
             f"  ours: manifests {suite_parts[0]:,} B ({suite_size} files), blobs {suite_parts[1]:,} B "
             f"({suite_blobs} files: the shared prompt and tool-schema chain, and each response's choices)"
         )
+        if response_floor:
+            # what any faithful recorder must keep per test, before a single byte of request or key
+            budgets = ", ".join(
+                f"{names[k]} {suite[k] * 0.2 / suite_size:,.0f} B" for k in ("cendor", "vcrpy") if k in suite
+            )
+            section.lines.append(
+                f"  floor: each test's recorded response alone (status, headers, body) as compact JSON "
+                f"is {response_floor / suite_size:,.0f} B per test; a 0.2x target leaves {budgets} per test"
+            )
     ours_conv = conv["ours"].get(last)
     for key, target in (("cendor", Target("<=", 0.2)), ("vcrpy", Target("<=", 0.2)), ("cassetter", None)):
         status = NOT_INSTALLED if not have[key] else failed.get(key, "")
@@ -202,6 +213,19 @@ def run(cfg: BenchConfig) -> Section:
     if "ours" in failed:
         section.error = failed["ours"]
     return section
+
+
+def _responses_alone(where: Path) -> int:
+    """Bytes of every recorded response in ``where`` as compact JSON, blobs inlined."""
+    import orjson
+
+    import cassette
+
+    total = 0
+    for path in sorted(where.glob("test_*.json")):
+        recorded = cassette.load_cassette(path, store=where / ".blobs")
+        total += sum(len(orjson.dumps(recorded.hydrate(i.response))) for i in recorded.interactions)
+    return total
 
 
 def _record(key: str, path: Path, body: Callable[[Any], None], base_url: str, store: Path) -> None:

@@ -102,6 +102,7 @@ def _samples() -> list[Sample]:
         same("deepseek-api-key", "DEEPSEEK_API_KEY", f"sk-{rs(32, HEX)}"),
         Sample("bearer-token", "Authorization", f"Bearer {bearer}", bearer),
         same("generic-secret", "db_password", rs(20, ALNUM + "!#%")),
+        same("generic-secret", "gpg_passphrase", rs(24, ALNUM + "!#%")),
     ]
 
 

@@ -390,6 +390,7 @@ RULES: list[SecretRule] = [
             "token",
             "password",
             "passwd",
+            "passphrase",
             "access_key",
             "access-key",
             "accesskey",

@@ -12,8 +12,8 @@ import os
 import re
 import secrets
 import stat
-from itertools import accumulate, repeat
-from operator import add, getitem
+from itertools import repeat
+from operator import getitem
 from pathlib import Path
 from typing import Any, cast
 
@@ -787,7 +787,8 @@ _LAZY_KEY = b'key": "'  # each piece starts so, then 64 characters of key, then 
 _LAZY_SEQ = b'\n      "seq": '
 # the bytes after the key: its closing quote, `kind`, and the start of `request` (which must follow)
 _LAZY_KINDS = {(b'",\n      "kind": "' + k.encode() + b'",\n      "request"')[:38]: k for k in KINDS}
-_KEY_PREFIX_AT, _KEY_AT, _KIND_AT = slice(0, 7), slice(7, 71), slice(71, 109)  # in one interaction's piece
+_KEY_PREFIX_AT, _KEY_AT, _KIND_AT = slice(0, 7), slice(7, 71), slice(71, 109)  # in one interaction's head
+_HEAD_LEN = 109
 
 
 class _LazySource:
@@ -928,20 +929,22 @@ def _scan_lazy(data: bytes, path: Path, store: Path | None) -> Cassette | None:
     else:
         return None
     end = len(data) - len(tail)
-    # one pass over the bytes (a single C-level split, no Python loop): each piece is one
-    # interaction's fields, from just after '{"' to just before '\n    }'
-    pieces = data.split(_LAZY_SEP)  # the last piece runs on into the tail: only its start is used
-    head = len(_LAZY_HEAD)
-    starts = list(accumulate(map(add, map(len, pieces), repeat(len(_LAZY_SEP))), initial=0))
-    del starts[-1]
-    starts[0] = head
-    pieces[0] = pieces[0][head:]
+    # one pass over the bytes, copying only each interaction's first line or two: where its fields
+    # start (just after '{"') and its head, which holds the key and kind; an interaction is at
+    # least its key and kind long
+    find, step, at = data.find, len(_LAZY_SEP), len(_LAZY_HEAD)
+    starts, heads = [at], [data[at : at + _HEAD_LEN]]
+    add_start, add_head = starts.append, heads.append
+    while (at := find(_LAZY_SEP, at + 100, end)) >= 0:
+        at += step
+        add_start(at)
+        add_head(data[at : at + _HEAD_LEN])
     cut: Any = getitem  # C-level calls through map: typeshed's signatures do not fit bytes slicing
-    kinds: list[str] = list(map(cast(Any, _LAZY_KINDS.get), map(cut, pieces, repeat(_KIND_AT)), repeat("")))
-    if "" in kinds or set(map(cut, pieces, repeat(_KEY_PREFIX_AT))) != {_LAZY_KEY}:
+    kinds: list[str] = list(map(cast(Any, _LAZY_KINDS.get), map(cut, heads, repeat(_KIND_AT)), repeat("")))
+    if "" in kinds or set(map(cut, heads, repeat(_KEY_PREFIX_AT))) != {_LAZY_KEY}:
         return None  # a field sorted before `key`, a key that is not 64 characters, another kind...
     # the key's characters are taken as they stand: the parse on first use checks them
-    keys: list[str] = list(map(bytes.decode, map(cut, pieces, repeat(_KEY_AT)), repeat("latin-1")))
+    keys: list[str] = list(map(bytes.decode, map(cut, heads, repeat(_KEY_AT)), repeat("latin-1")))
     source = _LazySource(data, end, path)
     return _LazyCassette(path, store or default_store_for(path), source, keys, kinds, starts)
 

@@ -23,21 +23,14 @@ from cassette._errors import CassetteConfigError
 from cassette._secrets import Finding, Scanner, SecretRule, default_rules, redact_text, rules_from_plugins
 from cassette.hookspecs import hookimpl
 from cassette.plugins import secret_rules
+from tests.secret_helpers import ALNUM, random_key
 
 RNG = random.Random(20261130)
-ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 
 
 def rs(n: int, alphabet: str = ALNUM) -> str:
-    """A random string; long ones use every character class of the alphabet, as real keys do."""
-    classes = [
-        set(c) & set(alphabet) for c in (string.ascii_uppercase, string.ascii_lowercase, string.digits)
-    ]
-    while True:
-        s = "".join(RNG.choice(alphabet) for _ in range(n))
-        if n < 8 or all(set(s) & c for c in classes if c):
-            return s
+    return random_key(RNG, n, alphabet)
 
 
 def b64url(data: bytes) -> str:

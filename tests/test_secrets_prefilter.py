@@ -25,22 +25,15 @@ import pytest
 
 from cassette._secrets import Finding, Scanner, SecretRule, default_rules, redact_text
 from cassette.cli import main
+from tests.secret_helpers import ALNUM, random_key
 from tests.test_secrets import SAMPLES, Sample
 
 RNG = random.Random(20261201)
-ALNUM = string.ascii_letters + string.digits
 URLSAFE = ALNUM + "_-"
 
 
 def rs(n: int, alphabet: str = ALNUM) -> str:
-    """A random string; long ones use every character class of the alphabet, as real keys do."""
-    classes = [
-        set(c) & set(alphabet) for c in (string.ascii_uppercase, string.ascii_lowercase, string.digits)
-    ]
-    while True:
-        s = "".join(RNG.choice(alphabet) for _ in range(n))
-        if n < 8 or all(set(s) & c for c in classes if c):
-            return s
+    return random_key(RNG, n, alphabet)
 
 
 def b64(n: int) -> str:

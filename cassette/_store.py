@@ -99,42 +99,30 @@ def manifest_json(doc: dict[str, Any]) -> bytes:
 
 def _lay(value: Any, indent: int, used: int, out: list[bytes], expand: int) -> None:
     """Append ``value`` laid out at ``indent``; ``used`` columns of its first line are taken."""
-    if isinstance(value, dict):
-        if not value:
-            out.append(b"{}")
-            return
-        if expand <= 0:
-            flat = _flat(value, MANIFEST_WIDTH - used - 1)  # - 1: the comma that may follow
-            if flat is not None:
-                out.append(flat)
-                return
-        pad = b"\n" + b" " * (indent + 2)
-        sep = b"{" + pad
-        for k, v in value.items():
-            key = orjson.dumps(k) + b": "
-            out.append(sep)
-            out.append(key)
-            _lay(v, indent + 2, indent + 2 + len(key), out, expand - 1)
-            sep = b"," + pad
-        out.append(b"\n" + b" " * indent + b"}")
-    elif isinstance(value, list):
-        if not value:
-            out.append(b"[]")
-            return
-        if expand <= 0:
-            flat = _flat(value, MANIFEST_WIDTH - used - 1)
-            if flat is not None:
-                out.append(flat)
-                return
-        pad = b"\n" + b" " * (indent + 2)
-        sep = b"[" + pad
-        for v in value:
-            out.append(sep)
-            _lay(v, indent + 2, indent + 2, out, expand - 1)
-            sep = b"," + pad
-        out.append(b"\n" + b" " * indent + b"]")
-    else:
+    is_dict = isinstance(value, dict)
+    if not (is_dict or isinstance(value, list)):
         out.append(orjson.dumps(value))
+        return
+    if not value:
+        out.append(b"{}" if is_dict else b"[]")
+        return
+    if expand <= 0:
+        flat = _flat(value, MANIFEST_WIDTH - used - 1)  # - 1: the comma that may follow
+        if flat is not None:
+            out.append(flat)
+            return
+    pad = b"\n" + b" " * (indent + 2)
+    sep = (b"{" if is_dict else b"[") + pad
+    for k, v in value.items() if is_dict else zip(repeat(None), value):
+        out.append(sep)
+        taken = indent + 2
+        if k is not None:
+            key = orjson.dumps(k) + b": "
+            out.append(key)
+            taken += len(key)
+        _lay(v, indent + 2, taken, out, expand - 1)
+        sep = b"," + pad
+    out.append(b"\n" + b" " * indent + (b"}" if is_dict else b"]"))
 
 
 def _flat(value: Any, room: int) -> bytes | None:

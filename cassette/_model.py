@@ -77,6 +77,12 @@ class Cassette:
         """Interaction ``i`` (a cassette opened for replay parses it here, when it is served)."""
         return self.interactions[i]
 
+    def response_holds_refs(self, i: int) -> bool:
+        """Whether interaction ``i``'s response may hold blob references (must be hydrated to be read)."""
+        from cassette._store import holds_refs
+
+        return holds_refs(self.item(i).response)
+
     def hydrate(self, value: Any) -> Any:
         """Replace blob references in ``value`` by their content (read from the store)."""
         from cassette._store import hydrate

@@ -34,7 +34,6 @@ from cassette._model import Cassette, Interaction
 from cassette._store import (
     check_refs,
     default_store_for,
-    holds_refs,
     load_cassette,
     request_key,
     save_cassette,
@@ -401,7 +400,7 @@ class Session:
         assert self.cassette is not None
         check_refs(inter.request, self.cassette)  # a missing or tampered blob fails here, not silently
         response = inter.response
-        if copy or holds_refs(response):
+        if copy or self.cassette.response_holds_refs(pos):
             response = self.cassette.hydrate(response)
         tokens = tokens_of(response)
         if tokens:

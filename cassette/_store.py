@@ -775,6 +775,8 @@ _LAZY_KEY = b'key": "'  # each piece starts so, then 64 characters of key, then 
 _LAZY_SEQ = b'\n      "seq": '
 # the bytes after the key: its closing quote, `kind`, and the start of `request` (which must follow)
 _LAZY_KINDS = {(b'",\n      "kind": "' + k.encode() + b'",\n      "request"')[:38]: k for k in KINDS}
+_LAZY_FIELD = b'\n      "'  # an interaction's own field starts a line at this indent (nothing else does)
+_LAZY_RESPONSE = _LAZY_FIELD + b'response": '
 _KEY_PREFIX_AT, _KEY_AT, _KIND_AT = slice(0, 7), slice(7, 71), slice(71, 109)  # in one interaction's head
 _HEAD_LEN = 109
 
@@ -809,6 +811,21 @@ class _LazySource:
             # the scan and the parser read different values: a field given twice (hand-edited)
             raise _shape_error(self.path, f"interactions[{i}] gives `seq`, `kind` or `key` twice")
         return parsed
+
+    def response_holds_refs(self, at: int) -> bool:
+        """`holds_refs` of the response of the interaction at ``at``, read from its text (no re-encoding).
+
+        Its fields sit one per line at this indent, so the response's text runs from its own
+        line to the next field's; a blob reference or ``$literal`` in it is a key ``"$blob"`` /
+        ``"$literal"`` (a string merely holding those words is written escaped, ``\\"$blob\\"``).
+        """
+        data, end = self.data, self.fields_end(at)
+        start = data.find(_LAZY_RESPONSE, at, end)
+        if start < 0:
+            return True  # not where this layout puts it: let hydration decide
+        stop = data.find(_LAZY_FIELD, start + len(_LAZY_RESPONSE), end)
+        stop = end if stop < 0 else stop
+        return data.find(b'"$blob"', start, stop) >= 0 or data.find(b'"$literal"', start, stop) >= 0
 
 
 class _LazyInteraction(Interaction):
@@ -878,6 +895,11 @@ class _LazyCassette(Cassette):
 
     def match_keys(self) -> list[str]:
         return self._keys
+
+    def response_holds_refs(self, i: int) -> bool:
+        if "interactions" in self.__dict__:
+            return super().response_holds_refs(i)
+        return self._source.response_holds_refs(self._starts[i])
 
     def item(self, i: int) -> Interaction:
         built = self.__dict__.get("interactions")

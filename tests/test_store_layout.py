@@ -334,3 +334,37 @@ def test_an_interaction_served_before_the_list_is_built_is_the_one_in_the_list()
     assert "request" not in vars(lazy.interactions[0])  # the other is still unparsed
     assert lazy.item(0) is lazy.interactions[0]
     assert [i.key for i in lazy.interactions] == lazy.match_keys()
+
+
+@cassette.tool
+def _echo(text: str) -> dict[str, Any]:
+    return {"said": text}
+
+
+def test_the_response_text_check_never_misses_a_reference(devserver: DevServer) -> None:
+    """Serving skips hydration when the response's own text names no `$blob`/`$literal` key."""
+    path = "tests/cassettes/mixed-refs.json"
+    with cassette.using(path, mode="record"):
+        recorded = [_echo("short"), _echo("long " * 2000), _echo("x" * 3)]
+    full = load_cassette(path)
+    lazy = load_cassette(path, lazy=True)
+    from cassette._store import holds_refs
+
+    flags = [holds_refs(i.response) for i in full.interactions]
+    assert flags == [False, True, False]  # the long answer went to a blob
+    assert [lazy.response_holds_refs(i) for i in range(3)] == flags
+    with cassette.using(path, mode="replay"):
+        assert [_echo("short"), _echo("long " * 2000), _echo("x" * 3)] == recorded
+
+
+@cassette.tool
+def _quote(text: str) -> dict[str, Any]:
+    return {"said": text, "nested": {"$blob_like": "$blob", "note": '{"$blob": "not a reference"}'}}
+
+
+def test_a_response_that_merely_mentions_blob_comes_back_as_recorded() -> None:
+    path = "tests/cassettes/mentions.json"
+    with cassette.using(path, mode="record"):
+        live = _quote('the key "$blob" and "$literal" are ours')
+    with cassette.using(path, mode="replay"):
+        assert _quote('the key "$blob" and "$literal" are ours') == live

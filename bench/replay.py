@@ -368,6 +368,12 @@ def run(cfg: BenchConfig) -> Section:
                 wall[key].append(t.wall / len(got) * 1000)
                 texts[key] = got
         med = {k: median(v) for k, v in cpu.items() if v}
+        if len(cpu.get("floor", [])) == len(cpu.get("ours", [])) > 1:
+            section.lines.append(
+                f"{variant}: ours / floor in each round (side by side in time): "
+                + ", ".join(f"{o / f:.3f}" for o, f in zip(cpu["ours"], cpu["floor"]))
+                + "; the table gives the ratio of the medians"
+            )
         for key, values in cpu.items():
             if values:
                 section.lines.append(

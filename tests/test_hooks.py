@@ -434,3 +434,38 @@ def test_python_m_cassette_hooks_without_a_command_is_a_usage_error(
 
     assert hooks_main([]) == 2
     assert "usage: python -m cassette.hooks pre-commit | textconv FILE" in capsys.readouterr().err
+
+
+def test_payloads_in_a_store_configured_outside_the_cassette_dir_are_scanned(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`[tool.cassette] store` may put payloads anywhere; they are staged files like any other."""
+    init_repo()
+    with open("pyproject.toml", "a") as fh:
+        fh.write('\n[tool.cassette]\nstore = "tests/payloads"\n')
+    from cassette._config import clear_config_cache
+
+    clear_config_cache()
+
+    @cassette.tool
+    def read_notes(name: str) -> str:
+        return "a long note line\n" * 60
+
+    with cassette.using(CASSETTE, mode="record"):
+        read_notes("a")
+    assert list(Path("tests/payloads").rglob("*")), "the long output went to the configured store"
+    git("add", "-A")
+    assert main(["scan", "--staged"]) == 0
+    capsys.readouterr()
+
+    store = BlobStore(Path("tests/payloads"))
+    blob = store.put(("context line\n" * 40 + f"token={OPENAI_KEY}\n").encode())
+    doc = _doc()
+    doc["interactions"][0]["response"]["extra_notes"] = {"$blob": blob}
+    _save(doc)
+    git("add", "-A")
+    assert main(["scan", "--staged"]) == 1
+    out = capsys.readouterr().out
+    assert "openai-api-key" in out and f"tests/payloads/{blob[:2]}/{blob[2:]}" in out
+    assert CASSETTE in out and "interactions[0].response.extra_notes" in out  # named by the cassette
+    assert OPENAI_KEY not in out

@@ -143,12 +143,21 @@ class _Run:
         ]
 
 
-def _in_scope(path: str, cassette_dir: str | None, all_files: bool) -> bool:
+def _in_scope(path: str, dirs: tuple[str, ...], all_files: bool) -> bool:
+    """Whether a staged file is scanned: a payload, a text file, or anything under ``dirs``
+    (the cassette directory and a blob store configured outside it)."""
     if path.endswith(".tmp"):
         return False
     if all_files or f"{BLOB_DIR_NAME}/" in path or path.endswith(TEXT_SUFFIXES):
         return True
-    return cassette_dir is not None and (path + "/").startswith(cassette_dir.rstrip("/") + "/")
+    return any((path + "/").startswith(d.rstrip("/") + "/") for d in dirs)
+
+
+def _repo_relative(path: Path, root: Path) -> str | None:
+    try:
+        return path.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def scan_staged(
@@ -185,11 +194,16 @@ def scan_staged(
         ScanCache(Path(repo.controldir()) / CACHE_NAME, rules_version(scanner.rules)) if use_cache else None
     )
     run = _Run(scanner, frozenset(allow or ()), cache)
-    try:
-        cassette_dir = config.cassette_root().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        cassette_dir = None
-    targets = [f for f in staged_files(repo) if _in_scope(f.path, cassette_dir, all_files)]
+    # the cassette directory, and a blob store configured elsewhere (`[tool.cassette] store`): its
+    # payloads are not under a `.blobs/` folder, yet they hold what the cassettes' requests and
+    # responses held
+    dirs = tuple(
+        d
+        for d in (_repo_relative(config.cassette_root(), root), _repo_relative(config.store_path(), root))
+        if d is not None
+    )
+    targets = [f for f in staged_files(repo) if _in_scope(f.path, dirs, all_files)]
+    store_dir = dirs[-1] if len(dirs) == 2 else None
     # Staged bytes are read only on a cache miss; the manifests are read (or kept from the scan)
     # to name the cassette and path of a finding in a payload, only once a payload has one.
     manifests: dict[str, bytes] = {}
@@ -207,7 +221,7 @@ def scan_staged(
     out: list[Reported] = []
     for staged in targets:
         found = run.scan(reader(staged), staged.path, staged.blob_id)
-        payload = blob_path_id(staged.path)
+        payload = blob_path_id(staged.path) or _payload_in(staged.path, store_dir)
         if found and payload is not None and referenced is None:
             for f in targets:
                 if _is_manifest_path(f.path) and f.path not in manifests:
@@ -227,6 +241,18 @@ def scan_staged(
     if cache is not None:
         cache.save()
     return out
+
+
+def _payload_in(path: str, store_dir: str | None) -> str | None:
+    """The blob id of a payload in the configured store (``<store>/ab/cdef…``), or None."""
+    if store_dir is None or not path.startswith(store_dir.rstrip("/") + "/"):
+        return None
+    rest = path[len(store_dir.rstrip("/")) + 1 :]
+    head, _, tail = rest.partition("/")
+    blob_id = head + tail
+    if len(head) == 2 and len(blob_id) == 40 and all(c in "0123456789abcdef" for c in blob_id):
+        return blob_id
+    return None
 
 
 def _is_manifest_path(path: str) -> bool:

@@ -637,9 +637,10 @@ class Scanner:
         cands: list[int] = []
         cut = engine.cut_of(raw)
         raw_hits = engine.hits(raw, cands=cands, cut=cut)
-        if not raw_hits:
-            # Every literal of a decoded string is in the raw text too, so no raw
-            # hit means nothing to decode.
+        if not raw_hits and not _escape_may_hide(raw, cands, cut.text if cut is not None else raw):
+            # A decoded string holds its literals as the raw text does, so with no raw hit
+            # only a JSON escape can hide one: a literal written escaped (\u0067hp_...), or
+            # the character just before a literal written as an escape (\u201csk-...)
             return []
         lines = _LineIndex(raw)
         raw_rows = [self._row(i, raw[s:e], lines.line(s), None) for i, s, e in raw_hits]
@@ -724,6 +725,20 @@ class _LineIndex:
 # A JSON escape that spells a printable ASCII character (\/ or \u0041): a literal
 # written that way is not in the raw text, so every decoded string is scanned.
 _ASCII_ESCAPE = re.compile(rb"\\(?:/|u00[2-7][0-9a-fA-F])")
+
+
+def _escape_may_hide(raw: bytes, cands: list[int], short: bytes) -> bool:
+    """Whether a raw text with no hit may still hold one once its JSON strings are decoded.
+
+    An escaped printable ASCII character can spell a literal the raw scan never sees;
+    an escape just before a literal (``\\u201c`` for a curly quote, ``\\n``) stands for
+    a character that ends a word, where the raw text shows a letter or digit.
+    """
+    if b"\\" not in short:
+        return False
+    if _ASCII_ESCAPE.search(short) is not None:
+        return True
+    return any(raw.find(b"\\", max(p - 6, 0), p) >= 0 for p in cands)
 
 
 def _holding(raw: bytes, cands: list[int], short: bytes) -> set[str] | None:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import random
 import re
 import string
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
@@ -62,6 +64,8 @@ def _samples() -> list[Sample]:
 
     webhook = f"hooks.slack.com/services/T{rs(10, string.ascii_uppercase + string.digits)}/B{rs(10, string.ascii_uppercase + string.digits)}/{rs(24)}"  # noqa: E501
     bearer = rs(40, ALNUM + "._-")
+    basic = base64.b64encode(f"deploy-bot:{rs(20)}".encode()).decode()
+    db_password = rs(20)
     return [
         same("openai-api-key", "OPENAI_API_KEY", f"sk-proj-{rs(58)}T3BlbkFJ{rs(58)}"),
         same("openai-api-key", "OPENAI_ADMIN_KEY", f"sk-admin-{rs(58)}T3BlbkFJ{rs(58)}"),
@@ -94,6 +98,16 @@ def _samples() -> list[Sample]:
         same("cohere-api-key", "COHERE_API_KEY", rs(40)),
         same("deepseek-api-key", "DEEPSEEK_API_KEY", f"sk-{rs(32, HEX)}"),
         Sample("bearer-token", "Authorization", f"Bearer {bearer}", bearer),
+        same("openai-api-key", "OPENAI_USER_KEY", f"sk-None-{rs(58)}T3BlbkFJ{rs(58)}"),
+        same(
+            "slack-token",
+            "SLACK_APP_TOKEN",
+            f"xapp-1-A{rs(10, string.ascii_uppercase + string.digits)}-{rs(13, string.digits)}-{rs(64, HEX)}",
+        ),
+        same("google-oauth-token", "GOOGLE_ACCESS_TOKEN", "ya29." + rs(150, ALNUM + "_-")),
+        same("google-oauth-token", "GOOGLE_CLIENT_SECRET", "GOCSPX-" + rs(28, ALNUM + "_-")),
+        Sample("basic-auth", "Authorization", f"Basic {basic}", basic),
+        Sample("url-credentials", "DATABASE_URL", f"postgres://app:{db_password}@db:5432/prod", db_password),
         same("generic-secret", "db_password", rs(20, ALNUM + "!#%")),
         same("generic-secret", "gpg_passphrase", rs(24, ALNUM + "!#%")),
     ]
@@ -336,11 +350,49 @@ def test_negatives_have_no_findings(scanner: Scanner) -> None:
         pytest.param("OPENAI_API_KEY=sk-test", id="sk-test"),
         pytest.param("write to ada.lovelace42@example.org", id="email"),
         pytest.param("password = hunter2", id="short-password"),
+        pytest.param('{"nextPageToken": "CkAKHgoM' + rs(60) + '"}', id="pagination-token"),
+        pytest.param('"$skiptoken": "' + rs(40) + '"', id="odata-skiptoken"),
+        pytest.param("tokenizer: meta-llama/Llama-3.1-8B-Instruct", id="tokenizer-name"),
+        pytest.param(
+            "SecretArn: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/MyApp-AbCdEf", id="arn"
+        ),
+        pytest.param('{"api_key_id": "apikey_01Rj2N8SVvo6BePZj99NhmiT"}', id="anthropic-key-id"),
+        pytest.param("const apiKey = process.env.OPENAI_API_KEY;", id="js-env-reference"),
+        pytest.param("SECRET_KEY = settings.DJANGO_SECRET_KEY", id="python-settings-reference"),
+        pytest.param("password = config.DB_PASSWORD2", id="config-reference"),
+        pytest.param("Authorization: Basic dXNlcjpwYXNzd29yZA==", id="basic-user-password-placeholder"),
+        pytest.param("a basic information request", id="basic-in-prose"),
+        pytest.param("postgres://user:password@localhost:5432/app", id="url-placeholder-password"),
+        pytest.param("redis://:${REDIS_PASSWORD}@cache:6379/0", id="url-env-password"),
+        pytest.param("https://api.example.com:8443/v1@latest", id="url-port-not-password"),
     ],
 )
 def test_look_alikes_are_left_alone(text: str) -> None:
     assert redact_text(text, default_rules()) is text
     assert Scanner(default_rules()).scan(text, "x.txt") == []
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # the key's first letter written as a JSON escape: no literal in the raw text
+        pytest.param(lambda key: '{"a": "' + "\\u0067" + key[1:] + '"}', id="escaped-literal"),
+        # json.dumps(ensure_ascii=True) writes the curly quote before the key as \u201c
+        pytest.param(lambda key: json.dumps({"m": f"\u201c{key}\u201d"}), id="escaped-char-before"),
+        pytest.param(
+            lambda key: json.dumps({"arguments": json.dumps({"note": f"\u00ab{key}\u00bb"})}),
+            id="escaped-twice-in-arguments",
+        ),
+    ],
+)
+def test_a_key_hidden_by_a_json_escape_is_found_in_a_file_holding_no_other(
+    scanner: Scanner, raw: Callable[[str], str]
+) -> None:
+    key = f"ghp_{rs(36)}"
+    text = raw(key)
+    assert key not in text or "\\u" in text
+    findings = scanner.scan(text.encode(), "c.json")
+    assert [f.rule for f in findings] == ["github-token"]
 
 
 def test_base64_embedding_containing_a_key_shape_is_not_a_finding(scanner: Scanner) -> None:

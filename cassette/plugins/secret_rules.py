@@ -49,6 +49,7 @@ _PLACEHOLDERS = (
 )
 # Ids that LLM APIs put in responses; they are not secrets.
 _ID_PREFIXES = (
+    "apikey_",  # Anthropic's admin API names a key by this id; the key itself is sk-ant-…
     "chatcmpl-",
     "cmpl-",
     "msg_",
@@ -122,13 +123,50 @@ def _slack_token(s: str) -> bool:
     return re.search(r"\d{6,}", s) is not None and not _placeholder(s)
 
 
+def _basic_credentials(s: str) -> bool:
+    """A Basic value that decodes to ``user:password`` text with a real password."""
+    import base64
+    import binascii
+
+    try:
+        text = base64.b64decode(s + "=" * (-len(s) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    _user, colon, password = text.partition(":")
+    return bool(colon) and text.isprintable() and _url_password(password)
+
+
+# what docs and examples put where a password goes
+_NOT_PASSWORDS = frozenset({"pass", "password", "passwd", "pwd", "secret", "user", "username", "token", "x"})
+
+
+def _url_password(s: str) -> bool:
+    """A password in a URL or Basic credentials that is not a placeholder (``pass``, ``****``, ``${DB}``)."""
+    if len(s) < 3 or s.lower() in _NOT_PASSWORDS or _placeholder(s) or set(s) <= {"*", "x", "X", "."}:
+        return False
+    return not s.startswith(("%", "$", "{", "<"))
+
+
 def _case_mixed(s: str) -> bool:
     return any(c.isupper() for c in s) and any(c.islower() for c in s)
 
 
+_RESUME_WORDS = ("page", "page_", "sync", "skip", "next", "next_", "continuation", "continuation_")
+# Code that reads a secret, not the secret: `process.env.OPENAI_API_KEY`, `settings.SECRET_KEY`.
+_CODE_REFERENCE = re.compile(
+    r"(?:(?:process|os|settings|config|conf|cfg|env|self|this|app|window|import\.meta|deno|system)\."
+    r"[\w.$]*|(?:[A-Za-z_$][\w$]*\.)+[A-Z][A-Z0-9]*_[A-Z0-9_]*)\Z",
+    re.IGNORECASE,
+)
+_CODE_ROOT = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z")
+
+
 def _opaque_token(s: str) -> bool:
-    """A bearer/generic value that is not an id, UUID, digest, e-mail, URL, path or placeholder."""
+    """A bearer/generic value that is not an id, UUID, digest, e-mail, URL, path, ARN, placeholder
+    or a line of code naming where the secret lives (``process.env.OPENAI_API_KEY``)."""
     if _placeholder(s) or s.startswith(_ID_PREFIXES) or _UUID.match(s) or _EMAIL.match(s):
+        return False
+    if s.startswith("arn:") or (_CODE_ROOT.match(s) and _CODE_REFERENCE.match(s)):
         return False
     if "://" in s or s.startswith(("/", "./", "../", "~/")):
         return False
@@ -187,12 +225,14 @@ RULES: list[SecretRule] = [
     ),
     _rule(
         "openai-api-key",
-        "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, legacy sk-…T3BlbkFJ…)",
+        "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, sk-None-, legacy sk-…T3BlbkFJ…)",
         _L
-        + r"(sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,250}"
-        + r"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}))"
+        + r"(sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,250}"
+        + r"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}"
+        # any other `sk-<kind>-` key carrying OpenAI's marker (base64 of "OpenAI")
+        + r"|[A-Za-z0-9]{2,16}-[A-Za-z0-9_-]{8,250}T3BlbkFJ[A-Za-z0-9_-]{8,250}))"
         + _R,
-        prefixes=("sk-", "sk-proj-", "sk-svcacct-", "sk-admin-"),
+        prefixes=("sk-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
         entropy=3.5,
         validate=_openai,
     ),
@@ -258,9 +298,9 @@ RULES: list[SecretRule] = [
     ),
     _rule(
         "slack-token",
-        "Slack token (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-)",
-        _L + r"(xox[bpoas]-[0-9A-Za-z-]{10,250})" + _R,
-        prefixes=("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-"),
+        "Slack token (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxe-, app-level xapp-)",
+        _L + r"((?:xox[bpoase]|xapp)-[0-9A-Za-z-]{10,250})" + _R,
+        prefixes=("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxe-", "xapp-"),
         entropy=3.0,
         validate=_slack_token,
     ),
@@ -363,6 +403,29 @@ RULES: list[SecretRule] = [
         entropy=3.0,
     ),
     _rule(
+        "google-oauth-token",
+        "Google OAuth access token (ya29.) or client secret (GOCSPX-)",
+        _L + r"(ya29\.[A-Za-z0-9_-]{20,2048}|GOCSPX-[A-Za-z0-9_-]{28})" + _R,
+        prefixes=("ya29.", "GOCSPX-"),
+        entropy=3.5,
+    ),
+    _rule(
+        "basic-auth",
+        "HTTP Basic credentials (Authorization: Basic base64(user:password))",
+        r"(?i:basic)[ \t]+([A-Za-z0-9+/]{8,1024}={0,2})(?![A-Za-z0-9+/=])",
+        keywords=("basic",),
+        validate=_basic_credentials,
+        window=1100,
+    ),
+    _rule(
+        "url-credentials",
+        "Password in a URL (scheme://user:password@host)",
+        r"://[^\s:/@\"'\\<>]{0,64}:([^\s:/@\"'\\<>]{3,128})@[A-Za-z0-9\[]",
+        prefixes=("://",),
+        validate=_url_password,
+        window=200,
+    ),
+    _rule(
         "bearer-token",
         "Bearer token (Authorization: Bearer …)",
         r"(?i:bearer)[ \t]+([A-Za-z0-9._~+/-]{16,4096}=*)(?![A-Za-z0-9._~+/=-])",
@@ -374,7 +437,11 @@ RULES: list[SecretRule] = [
     _rule(
         "generic-secret",
         "Value of a field named like a key, secret, token or password",
-        r"(?i:api[_-]?key|secret|token|passw(?:or)?d|passphrase|access[_-]?key|auth[_-]?key)"
+        # not inside an ARN or a path (`arn:aws:secretsmanager:…:secret:prod/db`)
+        r"(?<![:/])(?i:api[_-]?key|secret|"
+        # a page, sync or continuation token names where a listing resumes: not a credential
+        + "".join(f"(?<!(?i:{w}))" for w in _RESUME_WORDS)
+        + r"token(?!iz)|passw(?:or)?d|passphrase|access[_-]?key|auth[_-]?key)"
         + r"[\w.-]{0,24}"
         + _SEP
         + "("

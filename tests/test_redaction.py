@@ -73,3 +73,59 @@ def test_secret_query_parameters_and_headers_of_plain_http_are_redacted(devserve
     assert ["key", "<redacted>"] in request["query"] and ["page", "2"] in request["query"]
     assert "AIza" not in _files()
     assert isinstance(client, httpx2.Client)
+
+
+# Built at run time so this file holds no literal secret.
+SESSION_TOKEN = "IQoJb3JpZ2luX2VjE" + "Hx9Kq2Lm7Np4Rs8Tv1Wy5Za3Bc6De0Fg" * 22
+SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG" + "Qz8Rt2Yp6Lk4Jh0Gf3D"
+
+
+@cassette.tool
+def assume_role(role: str) -> dict[str, object]:
+    """What boto's sts.assume_role hands back (shape only)."""
+    return {
+        "Credentials": {
+            "AccessKeyId": "ASIA" + "QWERTYUIOPASDFGH",
+            "SecretAccessKey": SECRET_ACCESS_KEY,
+            "SessionToken": SESSION_TOKEN,
+            "Expiration": "2026-11-30T12:00:00Z",
+        },
+        "db_password": "Pw4-" + "correct-horse-battery",
+        "has_password": True,
+        "password_policy_url": "https://example.com/policy",
+    }
+
+
+@cassette.tool
+def read_env_file(name: str) -> bytes:
+    return f"HOME=/root\nOPENAI_API_KEY={OPENAI_KEY}\n".encode()
+
+
+def test_credentials_named_like_secrets_are_redacted_even_when_long_enough_for_a_blob() -> None:
+    """STS hands back `SecretAccessKey` and a ~700-character `SessionToken`; a long value is moved
+    to a blob without its field name, so the name must be judged before it is written."""
+    with cassette.using(CASSETTE, mode="record"):
+        live = assume_role("deployer")
+    text = _files()
+    for secret in (SESSION_TOKEN, SECRET_ACCESS_KEY, "correct-horse-battery"):
+        assert secret not in text
+    doc = json.loads(Path(CASSETTE).read_text())
+    result = doc["interactions"][0]["response"]["result"]
+    assert result["has_password"] is True  # a flag named like a secret is not one
+    assert result["password_policy_url"] == "https://example.com/policy"
+    assert result["Credentials"]["Expiration"] == "2026-11-30T12:00:00Z"
+    with cassette.using(CASSETTE, mode="replay"):
+        again = assume_role("deployer")
+    assert again["Credentials"]["SessionToken"] == "<redacted>"  # type: ignore[index]
+    assert again["has_password"] is live["has_password"]
+
+
+def test_a_tool_returning_bytes_has_its_text_redacted() -> None:
+    with cassette.using(CASSETTE, mode="record"):
+        assert OPENAI_KEY.encode() in read_env_file(".env")
+    assert OPENAI_KEY not in _files()
+    with cassette.using(CASSETTE, mode="replay"):
+        replayed = read_env_file(".env")
+    assert isinstance(replayed, bytes)
+    assert replayed.startswith(b"HOME=/root\nOPENAI_API_KEY=") and OPENAI_KEY.encode() not in replayed
+    assert b"redacted" in replayed

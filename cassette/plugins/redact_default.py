@@ -48,6 +48,22 @@ SECRET_FIELDS = frozenset(
         "authorization",
     }
 )
+# A field whose name, lower-cased without separators, ends like one of these holds a secret too:
+# `db_password`, `SecretAccessKey` (STS), `SessionToken`, `x_client_secret`, `githubAccessToken`.
+SECRET_FIELD_ENDINGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "secretkey",
+    "secretaccesskey",
+    "sessiontoken",
+    "securitytoken",
+    "apikey",
+    "accesstoken",
+    "refreshtoken",
+    "privatekey",
+)
 SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "sig", "signature"})
 PLACEHOLDER = "<redacted>"
 
@@ -98,6 +114,29 @@ def _redact_url(url: str, names: frozenset[str]) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(pairs, safe="<>"), parts.fragment))
 
 
+_NAME_SEPARATORS = str.maketrans("", "", "_-. ")
+
+
+def _secret_field(low: Any, fields: frozenset[str]) -> bool:
+    if not isinstance(low, str):
+        return False
+    return low in fields or low.translate(_NAME_SEPARATORS).endswith(SECRET_FIELD_ENDINGS)
+
+
+def _redact_bytes(value: dict[str, Any], text: Any) -> None:
+    """A tool's ``bytes`` result (``{"$bytes": base64}``): its text is redacted like any string."""
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(value["$bytes"], validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, TypeError):
+        return  # binary data, not text
+    clean = _walk(decoded, frozenset(), frozenset(), frozenset(), text)
+    if clean != decoded:
+        value["$bytes"] = base64.b64encode(clean.encode("utf-8")).decode("ascii")
+
+
 def _walk(
     value: Any, fields: frozenset[str], headers: frozenset[str], query: frozenset[str], text: Any
 ) -> Any:
@@ -114,6 +153,9 @@ def _walk(
             value[i] = _walk(item, fields, headers, query, text)
         return value
     if isinstance(value, dict):
+        if isinstance(value.get("$bytes"), str) and len(value) == 1:
+            _redact_bytes(value, text)
+            return value
         for k in list(value):
             low = k.lower() if isinstance(k, str) else k
             v = value[k]
@@ -129,7 +171,12 @@ def _walk(
                     for p in v
                 ]
                 continue
-            if low in fields and isinstance(v, str | int | float) and v not in ("", PLACEHOLDER):
+            if (
+                isinstance(v, str | int | float)
+                and not isinstance(v, bool)  # `has_password: true` is not a secret
+                and v not in ("", PLACEHOLDER)
+                and _secret_field(low, fields)
+            ):
                 value[k] = PLACEHOLDER
                 continue
             value[k] = _walk(v, fields, headers, query, text)

@@ -33,6 +33,11 @@ def using(path: str | Path, mode: str | Mode | None = None, **options: Any) -> S
 def _checked_path(path: Any, where: str) -> str | Path:
     """The cassette path, or a clear error for the usual slips (``@cassette.use`` with no path)."""
     if isinstance(path, str | os.PathLike):
+        if "\x00" in os.fsdecode(path):
+            raise CassetteConfigError(
+                f"{where}: the cassette path {os.fsdecode(path)!r:.120} holds a NUL byte, which no file "
+                "name can. Fix the path."
+            )
         return path if isinstance(path, str) else Path(path)
     if callable(path):
         raise CassetteConfigError(

@@ -87,6 +87,8 @@ def _check(key: str, value: Any, expected: Any, source: Path) -> Any:
     if expected in (str, "str|None"):
         if not isinstance(value, str):
             raise bad("a string")
+        if "\x00" in value:
+            raise bad("a string without NUL bytes")
         if key in _CHOICES and value not in _CHOICES[key]:
             raise bad("one of " + ", ".join(repr(c) for c in _CHOICES[key]))
         return value
@@ -149,10 +151,21 @@ def parse_config(pyproject: Path) -> Config:
         raise CassetteConfigError(
             f"{pyproject}: not valid TOML ({exc}). Fix the syntax of that file.", path=pyproject
         ) from exc
-    section = doc.get("tool", {}).get("cassette", {})
+    tool = doc.get("tool", {})
+    if not isinstance(tool, dict):
+        raise CassetteConfigError(
+            f"{pyproject}: `tool` must be a table (it holds the [tool.<name>] sections), got "
+            f"{type(tool).__name__}. Fix that file: remove or rename its top-level `tool = ...` value.",
+            path=pyproject,
+        )
+    section = tool.get("cassette", {})
     section = section.unwrap() if hasattr(section, "unwrap") else dict(section)
     if not isinstance(section, dict):
-        raise CassetteConfigError(f"{pyproject}: [tool.cassette] must be a table.", path=pyproject)
+        raise CassetteConfigError(
+            f"{pyproject}: [tool.cassette] must be a table. Fix that file: put the settings under a "
+            "`[tool.cassette]` header, one `key = value` per line.",
+            path=pyproject,
+        )
     values: dict[str, Any] = {}
     for key, value in section.items():
         if key not in _TYPES:

@@ -28,6 +28,13 @@ class CassetteNotFoundError(CassetteError):
     """Replay was asked for but the cassette file does not exist."""
 
 
+class CassetteIOError(CassetteError):
+    """The cassette file, its directory or its blob store cannot be read or written.
+
+    No permission, a file where a directory should be, a name the system rejects, an I/O error.
+    """
+
+
 class CassetteFormatError(CassetteError):
     """The cassette file exists but cannot be read as a cassette."""
 

@@ -26,6 +26,7 @@ from cassette._errors import (
     CassetteError,
     CassetteMiss,
     CassetteOrderError,
+    CassetteShapeError,
     CassetteUnusedError,
     CassetteWarning,
     UnknownModeError,
@@ -402,6 +403,13 @@ class Session:
         response = inter.response
         if copy or self.cassette.response_holds_refs(pos):
             response = self.cassette.hydrate(response)
+            if not isinstance(response, dict):  # the response itself was a blob reference
+                raise CassetteShapeError(
+                    f"{self.cassette.path}: interactions[{pos}] (seq {inter.seq}) has a response that is "
+                    f"a {type(response).__name__}, not an object. Restore the cassette from git or "
+                    "re-record it.",
+                    path=self.cassette.path,
+                )
         tokens = tokens_of(response)
         if tokens:
             with self._lock:

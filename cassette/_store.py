@@ -20,6 +20,7 @@ from typing import Any, cast
 import orjson
 
 from cassette._errors import (
+    CassetteIOError,
     CassetteNotFoundError,
     CassetteShapeError,
     CorruptCassetteError,
@@ -286,12 +287,19 @@ def default_store_for(cassette_path: Path) -> Path:
     to the project root (a directory holding ``.git`` or ``pyproject.toml``),
     else ``<cassette dir>/.blobs``.
     """
-    parent = cassette_path.resolve().parent
-    for d in (parent, *parent.parents):
-        if (d / BLOB_DIR_NAME).is_dir():
-            return d / BLOB_DIR_NAME
-        if (d / ".git").exists() or (d / "pyproject.toml").exists():
-            break
+    try:
+        parent = cassette_path.resolve().parent
+        for d in (parent, *parent.parents):
+            if (d / BLOB_DIR_NAME).is_dir():
+                return d / BLOB_DIR_NAME
+            if (d / ".git").exists() or (d / "pyproject.toml").exists():
+                break
+    except OSError as exc:  # a name too long, no permission to look
+        raise CassetteIOError(
+            f"cannot look for the blob store of {cassette_path} ({exc.strerror or exc}). "
+            "Fix the cassette path or its directory's permissions.",
+            path=cassette_path,
+        ) from None
     return parent / BLOB_DIR_NAME
 
 
@@ -743,6 +751,8 @@ def _read_item(item: Any, i: int, path: Path) -> Interaction:
         raise _shape_error(path, f"interactions[{i}].seq is not an integer")
     if not isinstance(kind, str) or not isinstance(key, str):
         raise _shape_error(path, f"interactions[{i}] needs string `kind` and `key`")
+    if kind not in KINDS:
+        raise _shape_error(path, f"interactions[{i}].kind is {kind[:40]!r}, not one of {', '.join(KINDS)}")
     if not isinstance(request, dict) or not isinstance(response, dict):
         raise _shape_error(path, f"interactions[{i}] needs object `request` and `response`")
     extra = {k: v for k, v in item.items() if k not in _ENVELOPE} if len(item) > 5 else {}
@@ -818,6 +828,7 @@ class _LazySource:
         Its fields sit one per line at this indent, so the response's text runs from its own
         line to the next field's; a blob reference or ``$literal`` in it is a key ``"$blob"`` /
         ``"$literal"`` (a string merely holding those words is written escaped, ``\\"$blob\\"``).
+        Text holding a ``\\u`` escape could spell either key otherwise: hydration then decides.
         """
         data, end = self.data, self.fields_end(at)
         start = data.find(_LAZY_RESPONSE, at, end)
@@ -825,7 +836,11 @@ class _LazySource:
             return True  # not where this layout puts it: let hydration decide
         stop = data.find(_LAZY_FIELD, start + len(_LAZY_RESPONSE), end)
         stop = end if stop < 0 else stop
-        return data.find(b'"$blob"', start, stop) >= 0 or data.find(b'"$literal"', start, stop) >= 0
+        return (
+            data.find(b'"$blob"', start, stop) >= 0
+            or data.find(b'"$literal"', start, stop) >= 0
+            or data.find(b"\\u", start, stop) >= 0  # a key may be written escaped ("\u0024blob")
+        )
 
 
 class _LazyInteraction(Interaction):
@@ -982,6 +997,19 @@ def load_cassette(path: str | os.PathLike[str], store: Path | None = None, *, la
         ) from None
     except IsADirectoryError:
         raise CassetteNotFoundError(f"{p.resolve()} is a directory, not a cassette file.", path=p) from None
+    except NotADirectoryError:
+        raise CassetteNotFoundError(
+            f"no cassette at {p.absolute()}: part of its directory path is a file, not a directory. "
+            "Fix the cassette path (or move that file away), then record it.",
+            path=p,
+        ) from None
+    except (OSError, ValueError) as exc:  # no permission, a name too long, a NUL byte, an I/O error
+        reason = getattr(exc, "strerror", None) or exc
+        raise CassetteIOError(
+            f"cannot read the cassette {str(p.absolute())!r} ({reason}). Check the path and its "
+            "permissions, or restore the file from git.",
+            path=p,
+        ) from None
     if lazy:
         cassette = _scan_lazy(data, p, store)
         if cassette is not None:
@@ -1012,5 +1040,19 @@ def manifest_bytes(cassette: Cassette, store: BlobStore, threshold: int) -> byte
 
 def save_cassette(cassette: Cassette, path: Path, threshold: int) -> None:
     """Write blobs then the manifest atomically. Interactions must be hydrated."""
-    store = BlobStore(cassette.store or default_store_for(path))
-    atomic_write(path, manifest_bytes(cassette, store, threshold))
+    try:
+        store = BlobStore(cassette.store or default_store_for(path))
+        atomic_write(path, manifest_bytes(cassette, store, threshold))
+    except OSError as exc:  # a file where a directory should be, no permission, a full disk...
+        where = exc.filename if exc.filename is not None else path
+        reason = (
+            "a file stands where a directory is needed"
+            if isinstance(exc, FileExistsError | NotADirectoryError)
+            else exc.strerror or exc
+        )
+        raise CassetteIOError(
+            f"cannot write the cassette {path}: {where} cannot be created or written "
+            f"({reason}). Fix the cassette path or the directory's permissions, then "
+            "record again.",
+            path=path,
+        ) from None

@@ -86,22 +86,33 @@ def from_jsonable(value: Any) -> Any:
     if not isinstance(value, dict):
         return value
     if "$dataclass" in value:
-        fields = {k: from_jsonable(v) for k, v in value.get("fields", {}).items()}
+        name, recorded = value["$dataclass"], value.get("fields")
+        if not isinstance(name, str) or not isinstance(recorded, dict):
+            raise _malformed("a `$dataclass` value needs a string class name and an object `fields`")
+        fields = {k: from_jsonable(v) for k, v in recorded.items()}
         try:
-            cls = _imported(value["$dataclass"], "dataclass")
+            cls = _imported(name, "dataclass")
         except (AttributeError, ValueError):  # renamed or removed since recording: the fields as recorded
             return fields
         # only a dataclass is ever rebuilt: a cassette must not name any other callable (os:system)
         if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
-            raise _not_a(value["$dataclass"], "dataclass")
+            raise _not_a(name, "dataclass")
         try:
             return cls(**fields)
-        except TypeError:  # init=False fields: set them directly
+        except TypeError:  # init=False fields: set them directly (every field was recorded)
+            names = {f.name for f in dataclasses.fields(cls)}
+            if fields.keys() != names:
+                raise _malformed(
+                    f"dataclass {name[:200]!r} has fields {sorted(names)}, the recorded value "
+                    f"has {sorted(fields)[:20]}"
+                ) from None
             obj = object.__new__(cls)
             for k, v in fields.items():
                 object.__setattr__(obj, k, v)
             return obj
     if "$pydantic" in value:
+        if not isinstance(value["$pydantic"], str) or "data" not in value:
+            raise _malformed("a `$pydantic` value needs a string model name and `data`")
         try:
             cls = _imported(value["$pydantic"], "pydantic model")
         except (AttributeError, ValueError):
@@ -115,6 +126,13 @@ def from_jsonable(value: Any) -> Any:
         kinds: dict[str, Any] = {"datetime": dt.datetime, "date": dt.date, "time": dt.time}
         return kinds.get(value.get("type", ""), dt.datetime).fromisoformat(value["$datetime"])
     return {k: from_jsonable(v) for k, v in value.items()}
+
+
+def _malformed(what: str) -> CassetteShapeError:
+    return CassetteShapeError(
+        f"a recorded tool value is malformed ({what}): the cassette was edited by hand or corrupted. "
+        "Re-record the cassette, or restore it from git."
+    )
 
 
 def _not_a(name: Any, what: str) -> CassetteShapeError:
@@ -267,14 +285,22 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
         try:
             if "error" in response:
                 error = _rebuild_error(response["error"], tool_name)
+            elif "result" in response:
+                return from_jsonable(response["result"])
             else:
-                return from_jsonable(response.get("result"))
+                what = "was cut off while recording: it has" if response.get("incomplete") else "has"
+                raise CassetteShapeError(
+                    f"cassette {where}: the recorded response of tool {tool_name!r} {what} neither "
+                    f"`result` nor `error` (keys: {sorted(response)[:10]}). Restore the cassette from "
+                    "git or re-record it.",
+                    path=where,
+                )
         except CassetteShapeError as exc:
             if exc.path is not None:
                 raise
             # the same class (UnimportedTypeError stays one), now naming the cassette
             raise type(exc)(f"cassette {where}: {exc}", path=where) from None
-        except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:
+        except Exception as exc:
             # a recorded value of the wrong shape (edited or corrupted), not a tool failure
             raise CassetteShapeError(
                 f"cassette {where}: the recorded outcome of tool {tool_name!r} cannot be rebuilt "

@@ -79,8 +79,13 @@ def body_bytes(record: dict[str, Any]) -> bytes:
             return json.dumps(record["json"], ensure_ascii=False, separators=(",", ":")).encode()
     if "base64" in record:
         return base64.b64decode(record["base64"])
-    text = record.get("text", "")
-    return text.encode("utf-8") if isinstance(text, str) else b""
+    text = record.get("text")
+    if isinstance(text, str):
+        return text.encode("utf-8")
+    # the recorder always writes one of the four (an empty body as {"text": ""})
+    if "text" in record:
+        raise TypeError(f"its `text` is a {type(text).__name__}, not a string")
+    raise ValueError("it has no body (none of `json`, `text`, `base64`, `events`)")
 
 
 def _headers_list(record: dict[str, Any]) -> list[tuple[str, str]]:
@@ -230,13 +235,16 @@ def _classes(lib: str) -> dict[str, type]:
     def replayed(record: dict[str, Any], request: Any, where: Any = None, seq: Any = None) -> Any:
         try:
             headers = _headers_list(record)
-            status = int(record.get("status", 200))
+            status = record.get("status", 200)
+            if type(status) is not int or not 100 <= status <= 999:  # three digits, as the importers take
+                raise ValueError(f"its status {status!r:.40} is not an HTTP status code (100-999)")
             if "events" in record:
                 stream = ReplayStream(record["events"])
                 return mod.Response(status, headers=headers, stream=stream, request=request)
             return mod.Response(status, headers=headers, content=body_bytes(record), request=request)
         except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
             # an edited or corrupted record must fail as a cassette error, never as a stray TypeError
+            where = where.absolute() if hasattr(where, "absolute") else where
             raise CassetteShapeError(
                 f"cassette {where}: recorded response #{seq} cannot be replayed "
                 f"({type(exc).__name__}: {exc}). Restore the cassette from git or re-record it.",

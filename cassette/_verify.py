@@ -10,13 +10,24 @@ Atomic-write temporary files (``*.tmp``) are ignored.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cassette._errors import BlobError, CassetteError
-from cassette._store import BLOB_DIR_NAME, BlobStore, default_store_for, git_blob_id, loads, parse_manifest
+from cassette._errors import BlobError, CassetteError, TamperedBlobError
+from cassette._store import (
+    BLOB_DIR_NAME,
+    BlobStore,
+    default_store_for,
+    git_blob_id,
+    loads,
+    parse_manifest,
+    walk_chain,
+)
+
+_BLOB_ID = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -132,9 +143,15 @@ def verify_manifest(data: bytes, file: str, check: BlobCheck) -> FileReport:
     report.interactions = len(cassette.interactions)
     seen: set[str] = set()
     todo: list[tuple[str, Any, bool]] = []
+    chains: list[tuple[str, dict[str, Any]]] = []
+    parsed: dict[str, Any] = {}  # JSON blobs by id, for the chain walks
     for n, inter in enumerate(cassette.interactions):
-        todo.extend(blob_refs_with_paths(inter.request, f"interactions[{n}].request"))
-        todo.extend(blob_refs_with_paths(inter.response, f"interactions[{n}].response"))
+        for where, value in (
+            (f"interactions[{n}].request", inter.request),
+            (f"interactions[{n}].response", inter.response),
+        ):
+            todo.extend(blob_refs_with_paths(value, where))
+            chains.extend(_chain_refs(value, where))
     depth = 0
     while todo:
         where, blob_id, is_json = todo.pop(0)
@@ -167,9 +184,80 @@ def verify_manifest(data: bytes, file: str, check: BlobCheck) -> FileReport:
                     )
                 )
                 continue
+            parsed[blob_id] = inner
             if depth <= 10_000:
                 todo.extend(blob_refs_with_paths(inner, where))
+                chains.extend(_chain_refs(inner, where))
+    _check_chains(chains, file, check, seen, parsed, report)
     return report
+
+
+class _Reported(Exception):
+    """A chain node whose blob problem is already in the report."""
+
+
+def _chain_refs(value: Any, prefix: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(json path, reference)`` for every ``{"$blob": …, "$chain": n}`` reference directly in ``value``."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    stack: list[tuple[str, Any]] = [(prefix, value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, dict):
+            if "$blob" in v:
+                if "$chain" in v:
+                    out.append((path, v))
+                continue
+            inner = (
+                v["$literal"] if "$literal" in v and len(v) == 1 and isinstance(v["$literal"], dict) else v
+            )
+            stack.extend((f"{path}.{k}" if path else str(k), child) for k, child in inner.items())
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", child) for i, child in enumerate(v))
+    return out
+
+
+def _check_chains(
+    chains: list[tuple[str, dict[str, Any]]],
+    file: str,
+    check: BlobCheck,
+    reported: set[str],
+    parsed: dict[str, Any],
+    report: FileReport,
+) -> None:
+    """Walk each chain as hydration does: every node ``{item, prev}``, as many as the reference declares."""
+
+    def read_node(node_id: Any) -> Any:
+        if not isinstance(node_id, str) or not _BLOB_ID.fullmatch(node_id):
+            raise _Reported  # an invalid reference: the reference walk reported it
+        if node_id not in parsed:
+            data, problem = check(node_id)
+            if problem is not None or data is None:
+                if node_id in reported:
+                    raise _Reported  # a missing or tampered blob: the reference walk reported it
+                raise TamperedBlobError(problem or f"blob {node_id} cannot be read.", path=file)
+            try:
+                parsed[node_id] = loads(data)
+            except (ValueError, RecursionError):
+                raise TamperedBlobError(
+                    f"chain node {node_id} does not parse; re-record the cassette.", path=file
+                ) from None
+        return parsed[node_id]
+
+    done: set[tuple[Any, Any]] = set()
+    messages: set[str] = set()
+    for where, ref in chains:
+        key = (str(ref.get("$blob")), str(ref.get("$chain")))
+        if key in done:
+            continue
+        done.add(key)
+        try:
+            walk_chain(ref, read_node, Path(file))
+        except _Reported:
+            continue
+        except CassetteError as exc:
+            if str(exc) not in messages:  # a broken node shared by later turns' chains: once
+                messages.add(str(exc))
+                report.problems.append(Problem(file, str(exc), where, key[0]))
 
 
 def disk_blobs(store: Path, manifest: str) -> BlobCheck:
@@ -212,7 +300,11 @@ def cassette_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        try:
+            is_dir = p.is_dir()
+        except OSError:  # a name too long, no permission: reported when it is read
+            is_dir = False
+        if is_dir:
             for dirpath, dirnames, filenames in os.walk(p):
                 dirnames[:] = sorted(d for d in dirnames if d not in (BLOB_DIR_NAME, ".git"))
                 for name in sorted(filenames):

@@ -126,6 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # `cassette show x | head`
         return EXIT_OK
+    except OSError as exc:  # a path the system cannot read: no permission, a name too long...
+        where = f" {exc.filename}" if exc.filename is not None else ""
+        print(
+            f"cassette {args.command}: error: cannot read or write{where} ({exc.strerror or exc}). "
+            "Check the path and its permissions.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     return int(code or 0)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from cassette._config import load_config
-from cassette._errors import CassetteError
+from cassette._errors import CassetteError, CassetteShapeError
 from cassette._hygiene import store_for
 from cassette._store import load_cassette
 from cassette._usage import tokens_of
@@ -65,17 +65,27 @@ def timeline(path: Path) -> list[dict[str, Any]]:
             response = cassette.hydrate(inter.response)
         except CassetteError as exc:
             raise CassetteError(f"{path}: interaction #{inter.seq} cannot be read: {exc}", path=path) from exc
-        rows.append(
-            {
-                "seq": inter.seq,
-                "kind": inter.kind,
-                "what": _what(inter.kind, request),
-                "request": _request_excerpt(inter.kind, request),
-                "response": _response_excerpt(inter.kind, response),
-                "tokens": tokens_of(response) if inter.kind != "tool" else 0,
-                "incomplete": bool(response.get("incomplete")),
-            }
-        )
+        try:
+            for name, value in (("request", request), ("response", response)):
+                if not isinstance(value, dict):
+                    raise TypeError(f"its {name} is a {type(value).__name__}, not an object")
+            rows.append(
+                {
+                    "seq": inter.seq,
+                    "kind": inter.kind,
+                    "what": _what(inter.kind, request),
+                    "request": _request_excerpt(inter.kind, request),
+                    "response": _response_excerpt(inter.kind, response),
+                    "tokens": tokens_of(response) if inter.kind != "tool" else 0,
+                    "incomplete": bool(response.get("incomplete")),
+                }
+            )
+        except (TypeError, AttributeError, ValueError, KeyError, RecursionError) as exc:
+            raise CassetteShapeError(
+                f"{path}: interaction #{inter.seq} does not have the shape of a recorded call "
+                f"({type(exc).__name__}: {str(exc)[:120]}). Restore the cassette from git or re-record it.",
+                path=path,
+            ) from None
     return rows
 
 
@@ -87,7 +97,10 @@ def _cut(text: str, width: int) -> str:
 def _compact(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # nested deeper than orjson goes, integers beyond 64 bits, non-str keys
+        return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _what(kind: str, request: dict[str, Any]) -> str:
@@ -149,6 +162,8 @@ def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
     if kind == "tool":
         if "error" in response:
             error = response["error"]
+            if not isinstance(error, dict):
+                return f"raised {_compact(error)}"
             return f"raised {error.get('type', '?')}: {error.get('message', '')}"
         return _compact(response.get("result"))
     status = response.get("status", 200)
@@ -165,7 +180,7 @@ def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
         return _stream_answer(response["events"])
     if "text" in response:
         return str(response["text"])
-    if "base64" in response:
+    if isinstance(response.get("base64"), str):
         return f"<{len(response['base64']) * 3 // 4} bytes>"
     return ""
 
@@ -212,6 +227,11 @@ def _json_answer(body: dict[str, Any]) -> str:
     return _compact(body)
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else ``{}`` (a hand-edited or foreign stream event)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _stream_answer(events: list[Any]) -> str:
     """The text a stream carried, rebuilt from its SSE events (chat, Responses and Anthropic shapes)."""
     text: list[str] = []
@@ -231,26 +251,25 @@ def _stream_answer(events: list[Any]) -> str:
                 continue
             if not isinstance(data, dict):
                 continue
-            for choice in data.get("choices") or []:
-                delta = choice.get("delta") or {} if isinstance(choice, dict) else {}
+            choices = data.get("choices")
+            for choice in choices if isinstance(choices, list) else []:
+                delta = _obj(choice.get("delta")) if isinstance(choice, dict) else {}
                 if isinstance(delta.get("content"), str):
                     text.append(delta["content"])
-                for call in delta.get("tool_calls") or []:
-                    name = (call.get("function") or {}).get("name")
+                calls = delta.get("tool_calls")
+                for call in calls if isinstance(calls, list) else []:
+                    name = _obj(_obj(call).get("function")).get("name")
                     if name:
-                        tools.append(name)
+                        tools.append(str(name))
             kind = data.get("type")
-            if kind == "content_block_delta" and isinstance((data.get("delta") or {}).get("text"), str):
+            if kind == "content_block_delta" and isinstance(_obj(data.get("delta")).get("text"), str):
                 text.append(data["delta"]["text"])
-            elif (
-                kind == "content_block_start" and (data.get("content_block") or {}).get("type") == "tool_use"
-            ):
+            elif kind == "content_block_start" and _obj(data.get("content_block")).get("type") == "tool_use":
                 tools.append(str(data["content_block"].get("name")))
             elif kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
                 text.append(data["delta"])
             elif (
-                kind == "response.output_item.added"
-                and (data.get("item") or {}).get("type") == "function_call"
+                kind == "response.output_item.added" and _obj(data.get("item")).get("type") == "function_call"
             ):
                 tools.append(str(data["item"].get("name")))
     answer = "".join(text)

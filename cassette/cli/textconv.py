@@ -13,13 +13,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cassette._errors import CassetteNotFoundError
+    from cassette._errors import CassetteIOError, CassetteNotFoundError
     from cassette.hooks.textconv import render
 
     try:
         data = render(args.file)
     except FileNotFoundError:
         raise CassetteNotFoundError(f"cassette textconv: no such file {args.file}.", path=args.file) from None
+    except IsADirectoryError:
+        raise CassetteNotFoundError(
+            f"{args.file} is a directory; pass a cassette file.", path=args.file
+        ) from None
+    except (OSError, ValueError) as exc:  # no permission, a name too long, a NUL byte
+        raise CassetteIOError(
+            f"cannot read {args.file} ({getattr(exc, 'strerror', None) or exc}). "
+            "Check the path and its permissions.",
+            path=args.file,
+        ) from None
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
     return 0

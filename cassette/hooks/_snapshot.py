@@ -14,7 +14,13 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from cassette._errors import CassetteError, InvalidBlobRefError, MissingBlobError, TamperedBlobError
+from cassette._errors import (
+    CassetteError,
+    CassetteShapeError,
+    InvalidBlobRefError,
+    MissingBlobError,
+    TamperedBlobError,
+)
 from cassette._model import Cassette
 from cassette._store import BLOB_DIR_NAME, TMP_SUFFIX, git_blob_id, loads, parse_manifest
 
@@ -222,7 +228,13 @@ class SnapshotCassette(Cassette):
         reader = self.reader
         if reader is None:
             return super().hydrate(value)
-        return hydrate_with(value, reader, self.path)
+        try:
+            return hydrate_with(value, reader, self.path)
+        except RecursionError:
+            raise CassetteShapeError(
+                f"{self.path}: a recorded value nests too deeply to read. Re-record the cassette.",
+                path=self.path,
+            ) from None
 
 
 def cassette_from_bytes(data: bytes, path: str, reader: BlobReader, store: Path | None = None) -> Cassette:
@@ -332,7 +344,14 @@ def hydrate_with(
                 f"{manifest}: blob {blob_id} does not match its hash. Re-record the cassette.", path=manifest
             )
         if not value.get("$json"):
-            return data.decode("utf-8", "surrogatepass")
+            try:
+                return data.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                if lenient:
+                    return data.decode("utf-8", "replace")
+                raise TamperedBlobError(
+                    f"{manifest}: text blob {blob_id} is not UTF-8. Re-record the cassette.", path=manifest
+                ) from None
         if depth > 32:
             raise InvalidBlobRefError(
                 f"{manifest}: blob references nest deeper than 32 levels.", path=manifest

@@ -43,14 +43,18 @@ def render(path: str | os.PathLike[str]) -> bytes:
 
         sys.stdout.buffer.write(render("tests/cassettes/triage.json"))
     """
-    from cassette.hooks._snapshot import hydrate_with, open_repo, read_object
-
     p = Path(path)
     data = p.read_bytes()
     try:
-        parse_manifest(data, p)  # a damaged or foreign file is shown as it is
-    except CassetteError:
+        return _render(p, data)
+    except (CassetteError, OSError, RecursionError, ValueError):  # a damaged or foreign file: as it is
         return data
+
+
+def _render(p: Path, data: bytes) -> bytes:
+    from cassette.hooks._snapshot import hydrate_with, open_repo, read_object
+
+    parse_manifest(data, p)
     stores = _stores(p)
     try:
         repo: Any = open_repo(Path.cwd())
@@ -65,8 +69,5 @@ def render(path: str | os.PathLike[str]) -> bytes:
         return read_object(repo, blob_id) if repo is not None else None
 
     doc = loads(data)  # parsed again to keep the file's own key order
-    try:
-        doc["interactions"] = hydrate_with(doc["interactions"], read, p, lenient=True)
-    except CassetteError:
-        return data
+    doc["interactions"] = hydrate_with(doc["interactions"], read, p, lenient=True)
     return pretty_json(doc)

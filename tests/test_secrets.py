@@ -395,6 +395,29 @@ def test_a_key_hidden_by_a_json_escape_is_found_in_a_file_holding_no_other(
     assert [f.rule for f in findings] == ["github-token"]
 
 
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        pytest.param(lambda key: f"https://proxy.example/keys/{key}/usage", id="url-path-segment"),
+        pytest.param(lambda key: f"q=my+key+is+{key}+thanks", id="form-encoded"),
+        pytest.param(lambda key: f"Authorization%3A%20token%20{key}%0A", id="percent-escaped"),
+    ],
+)
+@pytest.mark.parametrize(
+    "key",
+    [
+        pytest.param(f"ghp_{rs(36)}", id="github"),
+        pytest.param(f"sk-proj-{rs(58)}T3BlbkFJ{rs(58)}", id="openai"),
+        pytest.param(f"hf_{rs(34, string.ascii_letters)}", id="huggingface"),
+    ],
+)
+def test_a_key_beside_a_slash_plus_or_percent_escape_is_found(
+    scanner: Scanner, wrap: Callable[[str], str], key: str
+) -> None:
+    findings = scanner.scan(orjson.dumps({"url": wrap(key)}), "c.json")
+    assert len(findings) == 1 and key not in findings[0].masked
+
+
 def test_base64_embedding_containing_a_key_shape_is_not_a_finding(scanner: Scanner) -> None:
     # inside a base64 run a key prefix is just four base64 characters
     blob = base64.b64encode(RNG.randbytes(300)).decode()

@@ -20,6 +20,11 @@ from cassette.hookspecs import hookimpl
 # Not inside a longer token or a base64 run; an escaped \n, \t or \r just before is a boundary.
 _L = r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9_+/-]))"
 _R = r"(?![A-Za-z0-9_+/-])"
+# For a key whose prefix holds a character no standard base64 run has (`_`, `-`, `.`: ghp_, sk-,
+# ya29.), a `/` or `+` beside it cannot put it inside such a run: a key in a URL path
+# (`/keys/ghp_…/usage`), in form-encoded text (`my+key+is+ghp_…`) or after a %XX escape is found.
+_LX = r"(?:(?<=\\[nrtbf])|(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z0-9_-]))"
+_RX = r"(?![A-Za-z0-9_-])"
 # Between a key and its value: quotes (escaped or not), an operator, a YAML list dash.
 _SEP = r"""[\\"'`]{0,8}\s{0,4}(?:=>|:=|[:=])[\s\\"'`\[-]{0,16}"""
 # A generic secret value: printable ASCII, no quotes, brackets, commas or spaces.
@@ -200,38 +205,38 @@ RULES: list[SecretRule] = [
     _rule(
         "anthropic-api-key",
         "Anthropic API key (sk-ant-api03-…AA, or a shortened one of 20+ random characters)",
-        _L + rf"(sk-ant-api03-(?:[A-Za-z0-9_-]{{93}}AA|[A-Za-z0-9_-]{{{_ANTHROPIC_MIN_BODY},}}))" + _R,
+        _LX + rf"(sk-ant-api03-(?:[A-Za-z0-9_-]{{93}}AA|[A-Za-z0-9_-]{{{_ANTHROPIC_MIN_BODY},}}))" + _RX,
         prefixes=("sk-ant-api03-",),
         validate=_anthropic,
     ),
     _rule(
         "anthropic-admin-key",
         "Anthropic Admin API key (sk-ant-admin01-…AA)",
-        _L + r"(sk-ant-admin01-[A-Za-z0-9_-]{93}AA)" + _R,
+        _LX + r"(sk-ant-admin01-[A-Za-z0-9_-]{93}AA)" + _RX,
         prefixes=("sk-ant-admin01-",),
     ),
     _rule(
         "anthropic-oauth-token",
         "Anthropic OAuth access or refresh token (sk-ant-oat01-, sk-ant-ort01-)",
-        _L + r"(sk-ant-o[ar]t01-[A-Za-z0-9_-]{40,300})" + _R,
+        _LX + r"(sk-ant-o[ar]t01-[A-Za-z0-9_-]{40,300})" + _RX,
         prefixes=("sk-ant-oat01-", "sk-ant-ort01-"),
         entropy=3.5,
     ),
     _rule(
         "openrouter-api-key",
         "OpenRouter API key (sk-or-v1-)",
-        _L + r"(sk-or-v1-[a-f0-9]{64})" + _R,
+        _LX + r"(sk-or-v1-[a-f0-9]{64})" + _RX,
         prefixes=("sk-or-v1-",),
     ),
     _rule(
         "openai-api-key",
         "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, sk-None-, legacy sk-…T3BlbkFJ…)",
-        _L
+        _LX
         + r"(sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,250}"
         + r"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}"
         # any other `sk-<kind>-` key carrying OpenAI's marker (base64 of "OpenAI")
         + r"|[A-Za-z0-9]{2,16}-[A-Za-z0-9_-]{8,250}T3BlbkFJ[A-Za-z0-9_-]{8,250}))"
-        + _R,
+        + _RX,
         prefixes=("sk-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
         entropy=3.5,
         validate=_openai,
@@ -285,21 +290,21 @@ RULES: list[SecretRule] = [
     _rule(
         "github-token",
         "GitHub token (ghp_, gho_, ghs_, ghu_, ghr_ + 36)",
-        _L + r"(gh[pousr]_[A-Za-z0-9]{36})" + _R,
+        _LX + r"(gh[pousr]_[A-Za-z0-9]{36})" + _RX,
         prefixes=("ghp_", "gho_", "ghs_", "ghu_", "ghr_"),
         entropy=3.0,
     ),
     _rule(
         "github-fine-grained-pat",
         "GitHub fine-grained personal access token (github_pat_ + 82)",
-        _L + r"(github_pat_[A-Za-z0-9_]{82})" + _R,
+        _LX + r"(github_pat_[A-Za-z0-9_]{82})" + _RX,
         prefixes=("github_pat_",),
         entropy=3.0,
     ),
     _rule(
         "slack-token",
         "Slack token (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxe-, app-level xapp-)",
-        _L + r"((?:xox[bpoase]|xapp)-[0-9A-Za-z-]{10,250})" + _R,
+        _LX + r"((?:xox[bpoase]|xapp)-[0-9A-Za-z-]{10,250})" + _RX,
         prefixes=("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxe-", "xapp-"),
         entropy=3.0,
         validate=_slack_token,
@@ -314,14 +319,14 @@ RULES: list[SecretRule] = [
     _rule(
         "stripe-live-key",
         "Stripe live secret or restricted key (sk_live_, rk_live_)",
-        _L + r"([sr]k_live_[A-Za-z0-9]{20,247})" + _R,
+        _LX + r"([sr]k_live_[A-Za-z0-9]{20,247})" + _RX,
         prefixes=("sk_live_", "rk_live_"),
         entropy=3.0,
     ),
     _rule(
         "huggingface-token",
         "Hugging Face access token (hf_ + 34)",
-        _L + r"(hf_[A-Za-z]{34})" + _R,
+        _LX + r"(hf_[A-Za-z]{34})" + _RX,
         prefixes=("hf_",),
         entropy=3.0,
         validate=_case_mixed,
@@ -329,21 +334,21 @@ RULES: list[SecretRule] = [
     _rule(
         "groq-api-key",
         "Groq API key (gsk_)",
-        _L + r"(gsk_[A-Za-z0-9]{48,52})" + _R,
+        _LX + r"(gsk_[A-Za-z0-9]{48,52})" + _RX,
         prefixes=("gsk_",),
         entropy=3.5,
     ),
     _rule(
         "xai-api-key",
         "xAI API key (xai-)",
-        _L + r"(xai-[A-Za-z0-9]{70,90})" + _R,
+        _LX + r"(xai-[A-Za-z0-9]{70,90})" + _RX,
         prefixes=("xai-",),
         entropy=3.5,
     ),
     _rule(
         "replicate-api-token",
         "Replicate API token (r8_)",
-        _L + r"(r8_[A-Za-z0-9]{37})" + _R,
+        _LX + r"(r8_[A-Za-z0-9]{37})" + _RX,
         prefixes=("r8_",),
         entropy=3.0,
         validate=_case_mixed,
@@ -351,14 +356,14 @@ RULES: list[SecretRule] = [
     _rule(
         "langsmith-api-key",
         "LangSmith API key (lsv2_pt_, lsv2_sk_)",
-        _L + r"(lsv2_(?:pt|sk)_[a-z0-9]{32}_[a-z0-9]{10})" + _R,
+        _LX + r"(lsv2_(?:pt|sk)_[a-z0-9]{32}_[a-z0-9]{10})" + _RX,
         prefixes=("lsv2_pt_", "lsv2_sk_"),
         entropy=3.0,
     ),
     _rule(
         "perplexity-api-key",
         "Perplexity API key (pplx-)",
-        _L + r"(pplx-[A-Za-z0-9]{40,60})" + _R,
+        _LX + r"(pplx-[A-Za-z0-9]{40,60})" + _RX,
         prefixes=("pplx-",),
         entropy=3.5,
     ),
@@ -405,7 +410,7 @@ RULES: list[SecretRule] = [
     _rule(
         "google-oauth-token",
         "Google OAuth access token (ya29.) or client secret (GOCSPX-)",
-        _L + r"(ya29\.[A-Za-z0-9_-]{20,2048}|GOCSPX-[A-Za-z0-9_-]{28})" + _R,
+        _LX + r"(ya29\.[A-Za-z0-9_-]{20,2048}|GOCSPX-[A-Za-z0-9_-]{28})" + _RX,
         prefixes=("ya29.", "GOCSPX-"),
         entropy=3.5,
     ),

@@ -172,7 +172,7 @@ def _run_one(args: argparse.Namespace) -> int:
             # one unreadable file in a tree must not stop the others; each is named with its reason
             try:
                 reports.append(import_vcr(source, target, overwrite=args.force, skip_bad=args.skip_bad))
-            except CassetteImportError as exc:
+            except CassetteError as exc:  # unreadable, or its target cannot be written
                 failed += 1
                 print(f"cassette import: {exc}", file=sys.stderr)
         if failed:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from cassette._errors import CassetteIOError
 from cassette._store import loads, request_key
 from cassette.importers._common import (
     CassetteImportError,
@@ -308,6 +309,11 @@ def _not_cendor(path: Path, doc: dict[str, Any]) -> str:
             f"{path} is already a cassette (format version {doc.get('version')!r}): there is nothing to "
             "import. Use it as it is with cassette.use / cassette.using, or copy it."
         )
+    if isinstance(doc.get("log"), dict) and "entries" in doc["log"]:
+        return (
+            f"{path} is a HAR file (`log.entries`, saved by a browser or a proxy), not a cendor-cassette "
+            "file; cassette does not import HAR: record the calls with cassette instead."
+        )
     if isinstance(items, list) or "http_interactions" in doc or "requests" in doc:
         return (
             f"{path} is a vcrpy-style cassette (`interactions`), not a cendor-cassette file: run "
@@ -327,6 +333,10 @@ def _read(path: Path) -> dict[str, Any]:
     except IsADirectoryError:
         raise CassetteImportError(
             f"{path.resolve()} is a directory; pass one cendor file.", path=path
+        ) from None
+    except OSError as exc:  # no permission, a name too long, a symlink loop...
+        raise CassetteIOError(
+            f"cannot read {path} ({exc.strerror or exc}); check the path and its permissions.", path=path
         ) from None
     try:
         doc = loads(data)

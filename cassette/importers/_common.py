@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from cassette._errors import CassetteError
+from cassette._errors import CassetteError, CassetteIOError
 from cassette._model import Cassette, HttpRequest, Interaction
 from cassette._store import default_store_for, request_key, save_cassette
 from cassette._transport import _DROP_RESPONSE_HEADERS, _SSE_BOUNDARY, body_record
@@ -243,7 +243,13 @@ def save_converted(
     from cassette._plugins import redacted
 
     path = Path(target)
-    if path.exists() and not overwrite:
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a name too long, no permission on a parent...
+        raise CassetteIOError(
+            f"cannot write {path} ({exc.strerror or exc}); choose another --to path.", path=path
+        ) from None
+    if exists and not overwrite:
         raise error(
             f"{path.resolve()} already exists; pass overwrite=True (--force) to replace it, or choose "
             "another --to path.",
@@ -261,6 +267,13 @@ def save_converted(
     ]
     store = _store_for(path)
     cassette = Cassette(path=path, interactions=interactions, store=store)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where a directory should be, no permission
+        raise CassetteIOError(
+            f"cannot create the directory {path.parent} for {path} ({exc.strerror or exc}): "
+            f"{exc.filename or path.parent} must be a directory you can write to; choose another --to path.",
+            path=path,
+        ) from None
     save_cassette(cassette, path, load_config().blob_threshold)
     return path, dict(Counter(c.kind for c in calls))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
 import io
 import os
 import re
@@ -33,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from cassette._errors import CassetteIOError
 from cassette._store import loads, request_key
 from cassette.importers._common import (
     CassetteImportError,
@@ -108,16 +108,33 @@ def _yaml_loader() -> Any:
     def state_bytes(loader: Any, node: Any) -> Any:
         mapping = loader.construct_mapping(node, deep=True)
         state = mapping.get("state") or [b""]
-        data = state[0] if state else b""
-        return data.encode("utf-8") if isinstance(data, str) else bytes(data or b"")
+        data = state[0] if isinstance(state, list) and state else state
+        if isinstance(data, str):
+            return data.encode("utf-8")
+        if isinstance(data, bytes | bytearray):
+            return bytes(data)
+        if data is None:
+            return b""
+        raise ValueError(
+            f"a !!python/object/new:_io.BytesIO body (line {node.start_mark.line + 1}) whose state is "
+            f"{type(data).__name__}, not bytes"
+        )
 
     def iterated(loader: Any, node: Any) -> Any:
         mapping = loader.construct_mapping(node, deep=True)
         args = mapping.get("args") or [[]]
-        return list(args[0]) if args else []
+        first = args[0] if isinstance(args, list) and args else args
+        if not isinstance(first, list):
+            raise ValueError(
+                f"a !!python/object/apply:builtins.iter body (line {node.start_mark.line + 1}) whose args "
+                f"are {type(first).__name__}, not a list of chunks"
+            )
+        return list(first)
 
     def ruby_binary(loader: Any, node: Any) -> bytes:
-        return base64.b64decode("".join(str(loader.construct_scalar(node)).split()))
+        value = loader.construct_scalar(node)
+        tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+        return _b64(str(value), f"the {tag} value at line {node.start_mark.line + 1}")
 
     Loader.add_constructor("tag:yaml.org,2002:python/str", scalar)
     Loader.add_constructor("tag:yaml.org,2002:python/unicode", scalar)
@@ -126,7 +143,62 @@ def _yaml_loader() -> Any:
     Loader.add_constructor("tag:yaml.org,2002:python/object/new:_io.BytesIO", state_bytes)
     Loader.add_constructor("tag:yaml.org,2002:python/object/apply:builtins.iter", iterated)
     Loader.add_constructor("!binary", ruby_binary)
+    Loader.add_constructor("tag:yaml.org,2002:binary", ruby_binary)  # strict: PyYAML skips bad characters
     return Loader
+
+
+def _b64(text: str, what: str) -> bytes:
+    """Strict base64 (whitespace allowed): PyYAML and ``b64decode`` skip stray characters silently."""
+    try:
+        return base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"{what} is not valid base64 ({exc})") from None
+
+
+# What a YAML file may expand to through its aliases (``&a`` / ``*a``), counted in items and characters:
+# a few kilobytes of nested aliases ("billion laughs") would otherwise expand to gigabytes when converted.
+_MAX_EXPANDED = 1 << 28
+
+
+def _check_expansion(path: Path, doc: Any) -> None:
+    """Refuse a document whose aliases refer to themselves or expand beyond `_MAX_EXPANDED`."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        node, done = stack.pop()
+        if not isinstance(node, list | dict):
+            continue
+        children = list(node.values()) if isinstance(node, dict) else node
+        if done:
+            open_.discard(id(node))
+            total = 1 + sum(sizes[id(c)] if isinstance(c, list | dict) else _leaf(c) for c in children)
+            if isinstance(node, dict):
+                total += sum(_leaf(k) for k in node)
+            if total > _MAX_EXPANDED:
+                raise CassetteImportError(
+                    f"{path} expands through its YAML aliases (&anchor / *alias) to more than "
+                    f"{_MAX_EXPANDED:,} items and characters, far beyond any recorded cassette; it was not "
+                    "imported. Restore the file from git or re-record it.",
+                    path=path,
+                )
+            sizes[id(node)] = total
+            continue
+        if id(node) in sizes:
+            continue
+        if id(node) in open_:
+            raise CassetteImportError(
+                f"{path} has a YAML alias (*alias) inside the very node it refers to, a structure that "
+                "never ends; no recorder writes that. Restore the file from git or re-record it.",
+                path=path,
+            )
+        open_.add(id(node))
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if isinstance(c, list | dict) and id(c) not in sizes)
+
+
+def _leaf(value: Any) -> int:
+    return len(value) if isinstance(value, str | bytes) else 1
 
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
@@ -164,9 +236,14 @@ def _parse(path: Path, data: bytes) -> tuple[Any, str]:
     import yaml
 
     try:
-        return yaml.load(data, Loader=loader), "yaml"  # a safe loader subclass
+        doc = yaml.load(data, Loader=loader)  # a safe loader subclass
     except yaml.constructor.ConstructorError as exc:
         tag = getattr(exc, "problem", "") or str(exc).splitlines()[0]
+        if "constructor for the tag" not in tag:  # a bad merge key, an unhashable key...
+            line = f" at line {exc.problem_mark.line + 1}" if exc.problem_mark is not None else ""
+            raise CassetteImportError(
+                f"{path} is not valid YAML ({tag}{line}); restore it from git or re-record it.", path=path
+            ) from None
         raise CassetteImportError(
             f"{path} uses a YAML tag the importer does not read ({tag}): only plain data and the "
             "!!binary / !!python/str / BytesIO tags vcrpy writes are read, never arbitrary objects. "
@@ -178,6 +255,8 @@ def _parse(path: Path, data: bytes) -> tuple[Any, str]:
         raise CassetteImportError(
             f"{path} is not valid YAML ({first}); restore it from git or re-record it.", path=path
         ) from None
+    _check_expansion(path, doc)
+    return doc, "yaml"
 
 
 def read_vcr(path: Path) -> VcrFile:
@@ -190,11 +269,15 @@ def read_vcr(path: Path) -> VcrFile:
         raise CassetteImportError(
             f"{path.resolve()} is a directory; pass one cassette file (import each file in turn).", path=path
         ) from None
+    except OSError as exc:  # no permission, a name too long, a symlink loop...
+        raise CassetteIOError(
+            f"cannot read {path} ({exc.strerror or exc}); check the path and its permissions.", path=path
+        ) from None
     compressed = data[:2] == b"\x1f\x8b"
     if compressed:  # langchain stores cassettes as gzipped YAML (.yaml.gz)
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
+            data = _inflate(data, 16 + zlib.MAX_WBITS, members=True)
+        except (OSError, EOFError, zlib.error, _TooLarge) as exc:
             raise CassetteImportError(
                 f"{path} is gzip-compressed but does not decompress ({exc}); restore it from git.", path=path
             ) from None
@@ -245,6 +328,12 @@ def _shape(path: Path, doc: Any, serialisation: str) -> VcrFile:
                 f"`cassette import cendor {path} --to NEW.json` (import_cendor) instead.",
                 path=path,
             )
+    if isinstance(doc, dict) and isinstance(doc.get("log"), dict) and "entries" in doc["log"]:
+        raise CassetteImportError(
+            f"{path} is a HAR file (`log.entries`, saved by a browser or a proxy), which cassette does not "
+            "import: record the calls with cassette (or vcrpy, then `cassette import vcr`) instead.",
+            path=path,
+        )
     what = "a list (a vcrpy cassette from before 1.0)" if isinstance(doc, list) else "no `interactions` list"
     raise CassetteImportError(
         f"{path} is not a vcrpy cassette: {what}. Pass a file written by vcrpy >= 1.0 or "
@@ -282,15 +371,34 @@ def _typed(body: Any) -> bool:
 # --- headers and bodies ----------------------------------------------------------------------------
 
 
-def _header_items(headers: Any) -> list[tuple[str, str]]:
+_HEADERS_SHAPE = (
+    "must be a mapping of name to value(s), a list of [name, value] pairs or of {name, value} mappings"
+)
+
+
+def _header_items(headers: Any, part: str = "request") -> list[tuple[str, str]]:
+    """``(lower-cased name, value)`` pairs; `ValueError` for a shape that would lose headers silently."""
     out: list[tuple[str, str]] = []
+    if headers is None:
+        return out
     if isinstance(headers, dict):
         pairs = list(headers.items())
-    elif isinstance(headers, list):  # [[name, value], ...]
-        pairs = [tuple(p) for p in headers if isinstance(p, list | tuple) and len(p) == 2]
-    else:
+    elif isinstance(headers, list):  # [[name, value], ...] or HAR-style [{name, value}, ...]
         pairs = []
+        for i, p in enumerate(headers):
+            if isinstance(p, list | tuple) and len(p) == 2:
+                pairs.append((p[0], p[1]))
+            elif isinstance(p, dict) and set(p) >= {"name", "value"}:
+                pairs.append((p["name"], p["value"]))
+            else:
+                raise ValueError(f"the {part} headers {_HEADERS_SHAPE}; item {i} is {_shown(p)}")
+    else:
+        raise ValueError(f"the {part} headers {_HEADERS_SHAPE}, not {_shown(headers)}")
     for name, value in pairs:
+        if not isinstance(name, str | bytes) or not name:
+            raise ValueError(f"a {part} header name must be a non-empty string, not {_shown(name)}")
+        if isinstance(name, bytes):
+            name = name.decode("latin-1")
         for item in value if isinstance(value, list | tuple) else [value]:
             if item is None:
                 continue
@@ -298,12 +406,26 @@ def _header_items(headers: Any) -> list[tuple[str, str]]:
                 item = item.decode("latin-1")
             elif isinstance(item, bool):
                 item = str(item).lower()
-            out.append((str(name).lower(), str(item)))
+            elif not isinstance(item, str | int | float):
+                raise ValueError(
+                    f"the {part} header {name!r} has a {type(item).__name__} value: {_shown(item)}"
+                )
+            out.append((name.lower(), str(item)))
     return out
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _header(items: list[tuple[str, str]], name: str) -> str:
     return next((v for k, v in items if k == name), "")
+
+
+def _content_encoding(items: list[tuple[str, str]]) -> str:
+    """Every ``content-encoding`` value in order (a list of them is layered codings, like a comma list)."""
+    return ", ".join(v for k, v in items if k == "content-encoding")
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -375,7 +497,10 @@ def _body(part: dict[str, Any], *, response: bool) -> tuple[bytes, bool]:
         if "string" in body:
             return _as_bytes(body["string"], encoding), False
         if "base64_string" in body:
-            return base64.b64decode(body["base64_string"] or ""), False
+            text = body["base64_string"]
+            if text is not None and not isinstance(text, str):
+                raise ValueError(f"`base64_string` must be base64 text, not {type(text).__name__}")
+            return _b64(text or "", "the `base64_string` body"), False
         if set(body) <= {"encoding"}:
             return b"", False
         return _json_bytes(body), True
@@ -384,13 +509,49 @@ def _body(part: dict[str, Any], *, response: bool) -> tuple[bytes, bool]:
     return _as_bytes(body), False
 
 
-def _decoded(data: bytes, encoding: str, *, raw: Any = None) -> bytes:
+# Content types whose body is itself a file, never a compressed transfer of text: a gzip body
+# under one of these is the payload (a .gz download), not a Content-Encoding whose header was filtered.
+_TEXT_TYPES = ("json", "text/", "xml", "javascript", "event-stream", "x-www-form-urlencoded", "ndjson")
+
+
+def _textual(content_type: str) -> bool:
+    content_type = content_type.lower()
+    return not content_type.strip() or any(t in content_type for t in _TEXT_TYPES)
+
+
+def _headerless_gzip(data: bytes, raw: Any) -> bytes | None:
+    """Gzip bytes of a body whose Content-Encoding header was filtered out, however they were stored.
+
+    As bytes (``!!binary``), as latin-1 text, or as base64 text (serializers that cannot hold bytes).
+    """
+    if data[:2] == b"\x1f\x8b":
+        return data
+    if isinstance(raw, str):
+        if raw[:2] == "\x1f\x8b":
+            try:
+                return raw.encode("latin-1")
+            except UnicodeEncodeError:
+                return None
+        if raw.lstrip()[:4] == "H4sI":  # base64 of the gzip magic and method
+            try:
+                return base64.b64decode("".join(raw.split()), validate=True)
+            except (binascii.Error, ValueError):
+                return None
+    return None
+
+
+def _decoded(data: bytes, encoding: str, *, raw: Any = None, content_type: str = "") -> bytes:
     """Body bytes with any content-encoding undone (gzip also when the header was filtered out)."""
     codings = [
         c.strip().lower() for c in encoding.split(",") if c.strip() and c.strip().lower() != "identity"
     ]
-    if not codings and data[:2] == b"\x1f\x8b":
-        codings = ["gzip"]
+    if not codings and _textual(content_type):
+        packed = _headerless_gzip(data, raw)
+        if packed is not None:
+            try:
+                return _undo(packed, ["gzip"])
+            except (OSError, EOFError, zlib.error):
+                return data  # gzip magic by chance: the body as stored
     if not codings:
         return data
     plain = data
@@ -401,6 +562,8 @@ def _decoded(data: bytes, encoding: str, *, raw: Any = None) -> bytes:
             data = raw.encode("latin-1", "replace")
     try:
         return _undo(data, codings)
+    except _TooLarge as exc:
+        raise ValueError(str(exc)) from None
     except (OSError, EOFError, zlib.error, _MissingCodec) as exc:
         try:
             plain.decode("utf-8")  # decoded already, header left behind (decode_compressed_response, proxies)
@@ -415,15 +578,37 @@ class _MissingCodec(Exception):
     """A content-encoding whose decoder is an optional package that is not installed."""
 
 
+class _TooLarge(Exception):
+    """A compressed body (or file) that inflates beyond `_MAX_INFLATED`: a decompression bomb."""
+
+
+_MAX_INFLATED = 1 << 28  # 256 MiB: far beyond any recorded body, far below running out of memory
+
+
+def _inflate(data: bytes, wbits: int, *, members: bool = False) -> bytes:
+    """zlib / gzip / raw deflate decompression bounded by `_MAX_INFLATED` (gzip: every member)."""
+    out = bytearray()
+    while True:
+        d = zlib.decompressobj(wbits)
+        out += d.decompress(data, _MAX_INFLATED + 1 - len(out))
+        if len(out) > _MAX_INFLATED:
+            raise _TooLarge(f"the body inflates to more than {_MAX_INFLATED >> 20} MiB")
+        if not d.eof:
+            raise EOFError("the compressed data ends early (truncated)")
+        data = d.unused_data
+        if not members or not data.strip(b"\x00"):
+            return bytes(out)
+
+
 def _undo(data: bytes, codings: list[str]) -> bytes:
     for coding in reversed(codings):
         if coding in ("gzip", "x-gzip"):
-            data = gzip.decompress(data)
+            data = _inflate(data, 16 + zlib.MAX_WBITS, members=True)
         elif coding == "deflate":
             try:
-                data = zlib.decompress(data)
+                data = _inflate(data, zlib.MAX_WBITS)
             except zlib.error:
-                data = zlib.decompress(data, -zlib.MAX_WBITS)  # raw deflate, as some servers send
+                data = _inflate(data, -zlib.MAX_WBITS)  # raw deflate, as some servers send
         elif coding == "br":
             try:
                 import brotli  # type: ignore[import-not-found]
@@ -432,6 +617,8 @@ def _undo(data: bytes, codings: list[str]) -> bytes:
                     "the body is brotli-compressed; pip install brotli to import it"
                 ) from None
             data = brotli.decompress(data)
+            if len(data) > _MAX_INFLATED:
+                raise _TooLarge(f"the body inflates to more than {_MAX_INFLATED >> 20} MiB")
         elif coding == "zstd":
             try:
                 import zstandard  # type: ignore[import-not-found]
@@ -439,7 +626,7 @@ def _undo(data: bytes, codings: list[str]) -> bytes:
                 raise _MissingCodec(
                     "the body is zstd-compressed; pip install zstandard to import it"
                 ) from None
-            data = zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 30)
+            data = zstandard.ZstdDecompressor().decompress(data, max_output_size=_MAX_INFLATED)
         else:
             raise ValueError(f"unknown content-encoding {coding!r}")
     return data
@@ -454,12 +641,19 @@ def _wire_body(part: dict[str, Any], headers: list[tuple[str, str]], *, response
     data, decoded = _body(part, response=response)
     if decoded:
         return data
-    return _decoded(data, _header(headers, "content-encoding"), raw=_raw_value(part))
+    return _decoded(
+        data, _content_encoding(headers), raw=_raw_value(part), content_type=_header(headers, "content-type")
+    )
 
 
 def _status(resp: dict[str, Any]) -> int:
     field_ = resp.get("status")
-    status = field_.get("code") if isinstance(field_, dict) else resp.get("status_code", field_)
+    status = field_.get("code") if isinstance(field_, dict) else field_
+    if resp.get("status_code") is not None:
+        other = resp["status_code"]
+        if status is not None and str(other).strip() != str(status).strip():
+            raise ValueError(f"the response says both status {status!r} and status_code {other!r}")
+        status = other
     if isinstance(status, str) and status.strip().isdigit():
         status = int(status)
     if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 999:
@@ -496,20 +690,32 @@ def convert_interaction(item: Any) -> Converted:
     method, uri = req.get("method"), req.get("uri")
     if not isinstance(method, str) or not isinstance(uri, str) or not method or not uri:
         raise ValueError("the request needs string `method` and `uri`")
-    req_headers = _header_items(req.get("headers"))
+    req_headers = _header_items(req.get("headers"), "request")
     body = _wire_body(req, req_headers, response=False)
     kind, normalized = normalized_call(method, wire_url(uri), req_headers, body)
 
     status = _status(resp)
-    resp_headers = _header_items(resp.get("headers"))
+    resp_headers = _header_items(resp.get("headers"), "response")
     data = _wire_body(resp, resp_headers, response=True)
     notes = []
+    content_type = _header(resp_headers, "content-type")
+    if data[:2] == b"\x1f\x8b" and not _content_encoding(resp_headers) and not _textual(content_type):
+        notes.append(
+            f"the body is gzip data under content-type {content_type!r} with no content-encoding: kept "
+            "compressed, as a .gz payload. If the recorder dropped a `Content-Encoding: gzip` header, add it "
+            "back to the source and import again."
+        )
     json_body = resp.get("parsed_body") is not None or (
         _typed(resp.get("body")) and resp["body"]["type"] == "json"
     )
     if json_body and not _header(resp_headers, "content-type"):
         resp_headers.append(("content-type", "application/json"))
     recorded = http_response(status, resp_headers, data)
+    if "events" in recorded and not _utf8(data):
+        notes.append(
+            "the event stream is not valid UTF-8: its undecodable bytes became U+FFFD, as a live "
+            "recording (and the SDK reading the stream) would have them."
+        )
     if "events" not in recorded and _unlabelled_stream(normalized, status, resp_headers, data):
         recorded = {"status": status, "headers": recorded["headers"], "events": split_sse(data.decode())}
         notes.append(_STREAM_NOTE)
@@ -518,6 +724,14 @@ def convert_interaction(item: Any) -> Converted:
             "looks like an LLM call but its body is not JSON: kept as plain http (matched by URL+body)."
         )
     return Converted(kind, request_key(normalized), normalized, recorded, notes)
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _unlabelled_stream(

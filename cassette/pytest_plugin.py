@@ -22,6 +22,11 @@ import argparse
 import hashlib
 import os
 import re
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -162,8 +167,18 @@ def _load_config(config: pytest.Config) -> Config:
     pyproject = find_pyproject(config.rootpath)
     cfg = parse_config(pyproject) if pyproject else Config(root=config.rootpath)
     chosen = config.getoption("cassette_dir")
-    if chosen:
-        cfg = replace(cfg, cassette_dir=str(Path(chosen).resolve()))
+    if chosen is not None:
+        if not chosen.strip() or "\x00" in chosen:
+            raise CassetteConfigError(
+                f"--cassette-dir={chosen!r} names no directory. Give a directory such as tests/cassettes."
+            )
+        where = Path(chosen).resolve()
+        if where.exists() and not where.is_dir():
+            raise CassetteConfigError(
+                f"--cassette-dir={chosen}: {where} is a file, not a directory. Give the directory that "
+                "holds (or will hold) the cassettes."
+            )
+        cfg = replace(cfg, cassette_dir=str(where))
     return cfg
 
 
@@ -293,30 +308,158 @@ def default_cassette_path(item: pytest.Item, cassette_root: Path, rootpath: Path
 
 
 def _marker_options(item: pytest.Item) -> dict[str, Any] | None:
-    """Merged options of every ``cassette`` marker on the item (closest wins), or ``None``."""
-    markers = list(item.iter_markers("cassette"))
-    if not markers:
+    """Merged, validated options of every ``cassette`` marker on the item, or ``None``.
+
+    The closest marker wins key by key: the test's parameter set over the test function, the
+    function over its class (a subclass over its base class), the class over the module. Two
+    markers at the same level that disagree on a key are an error, never a silent pick.
+    """
+    found = list(item.iter_markers_with_node("cassette"))
+    if not found:
         return None
+    nodes: list[tuple[Any, list[pytest.Mark]]] = []
+    for node, marker in found:
+        if not nodes or nodes[-1][0] is not node:
+            nodes.append((node, []))
+        nodes[-1][1].append(marker)
     options: dict[str, Any] = {}
-    for marker in reversed(markers):
-        if len(marker.args) > 1:
-            raise CassetteConfigError(
-                f"{item.nodeid}: @pytest.mark.cassette takes at most one path argument."
-            )
-        if marker.args:
-            options["path"] = marker.args[0]
-        unknown = sorted(set(marker.kwargs) - set(MARKER_OPTIONS))
-        if unknown:
-            raise CassetteConfigError(
-                f"{item.nodeid}: unknown @pytest.mark.cassette option(s) {', '.join(unknown)}; "
-                f"known: {', '.join(MARKER_OPTIONS)}."
-            )
-        options.update(marker.kwargs)
+    for node, markers in reversed(nodes):  # farthest (module) first, the test itself last
+        for layer in _layers(item, node, markers):
+            layer_options: dict[str, Any] = {}
+            for marker in layer:
+                for key, value in _checked_marker(item, marker).items():
+                    if key in layer_options and not _same(layer_options[key], value):
+                        raise CassetteConfigError(
+                            f"{item.nodeid}: two @pytest.mark.cassette markers on {_describe_node(node)} "
+                            f"set {key} differently ({layer_options[key]!r} and {value!r}); neither would "
+                            "be sure to win. Keep one marker, or give the option once."
+                        )
+                    layer_options[key] = value
+            options.update(layer_options)
     return options
 
 
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # an exotic value whose == raises: not the same
+        return False
+
+
+def _describe_node(node: Any) -> str:
+    if isinstance(node, pytest.Class):
+        return f"class {node.name}"
+    if isinstance(node, pytest.Module):
+        return f"module {node.name}"
+    return str(getattr(node, "name", node))
+
+
+def _layers(item: pytest.Item, node: Any, markers: list[pytest.Mark]) -> list[list[pytest.Mark]]:
+    """One node's markers split into override layers, farthest first.
+
+    A class's markers come from every class of its MRO (pytest lists base classes first): a
+    subclass's marker overrides its base's. A parametrized test's ``pytest.param(marks=...)``
+    markers override the function's decorators.
+    """
+    groups: list[set[int]] = []
+    obj = getattr(node, "obj", None) if isinstance(node, pytest.Class) else None
+    if isinstance(obj, type):
+        for klass in reversed(obj.__mro__):
+            raw = klass.__dict__.get("pytestmark", [])
+            groups.append({id(getattr(m, "mark", m)) for m in (raw if isinstance(raw, list) else [raw])})
+    elif node is item:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None:
+            param_marks = {id(m) for m in getattr(callspec, "marks", ())}
+            groups.append({id(m) for m in markers if id(m) not in param_marks})
+            groups.append(param_marks)
+    if not groups:
+        return [markers]
+    layers: list[list[pytest.Mark]] = []
+    left = list(markers)
+    for ids in groups:
+        layer = [m for m in left if id(m) in ids]
+        left = [m for m in left if id(m) not in ids]
+        if layer:
+            layers.append(layer)
+    if left:  # added at run time (item.add_marker): the closest
+        layers.append(left)
+    return layers
+
+
+def _checked_marker(item: pytest.Item, marker: pytest.Mark) -> dict[str, Any]:
+    """One marker's options, each checked, so a wrong value fails the test by name, not deep inside."""
+    where = f"{item.nodeid}: @pytest.mark.cassette"
+    if len(marker.args) > 1:
+        raise CassetteConfigError(
+            f"{where} takes at most one positional argument (the path), got {len(marker.args)}: "
+            f"{', '.join(repr(a) for a in marker.args)}. Pass the other options by keyword."
+        )
+    unknown = sorted(set(marker.kwargs) - set(MARKER_OPTIONS))
+    if unknown:
+        raise CassetteConfigError(
+            f"{item.nodeid}: unknown @pytest.mark.cassette option(s) {', '.join(unknown)}; "
+            f"known: {', '.join(MARKER_OPTIONS)}."
+        )
+    options = dict(marker.kwargs)
+    if marker.args:
+        if "path" in options:
+            raise CassetteConfigError(
+                f"{where} got the path twice: {marker.args[0]!r} as its argument and "
+                f"path={options['path']!r}. Keep one."
+            )
+        options["path"] = marker.args[0]
+    for key, value in options.items():
+        problem = _option_problem(key, value)
+        if problem:
+            raise CassetteConfigError(f"{where}({key}={value!r}): {key} must be {problem}. Fix the marker.")
+    if options.get("path") is not None:
+        options["path"] = os.fspath(options["path"])
+    return options
+
+
+def _option_problem(key: str, value: Any) -> str | None:
+    """What ``value`` should be for the marker option ``key``, or ``None`` if it is fine."""
+    if value is None:
+        return None
+    if key == "path":
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str):
+            return "a string or a str path (relative to the cassette dir)"
+        if "\x00" in value:
+            return "a path without NUL bytes"
+        if Path(value).name in ("", ".", ".."):
+            return "a file name such as 'orders/status' (relative to the cassette dir), not a directory"
+        return None
+    if key == "mode":
+        if not isinstance(value, str) or value.strip().lower() not in MODES:
+            return "one of " + ", ".join(repr(m) for m in MODES)
+        return None
+    if key in ("check_order", "unused"):
+        if isinstance(value, bool) or value in ("warn", "error", "off"):
+            return None
+        return "'warn', 'error', 'off', True or False"
+    if key == "blob_threshold":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return "a non-negative number of bytes"
+        return None
+    if key == "allow_hosts":
+        if isinstance(value, str):
+            return None if value.strip() and "\x00" not in value else "a host name, pattern, IP or CIDR"
+        if isinstance(value, list | tuple) and all(isinstance(h, str) and h.strip() for h in value):
+            return None
+        return "a host (string) or a list of hosts such as ['vault.internal', '10.0.0.0/8']"
+    if key in ("network_guard", "block_loopback"):
+        return None if isinstance(value, bool) else "True or False"
+    return None
+
+
 def cassette_path_for(item: pytest.Item, cfg: Config, options: dict[str, Any] | None) -> Path:
-    """The cassette a test uses: the marker's ``path`` (relative to the cassette dir) or the default."""
+    """The cassette a test uses: the marker's ``path`` (relative to the cassette dir) or the default.
+
+    A relative ``path`` must stay inside the cassette dir or the project; an absolute one is kept.
+    """
     root = cfg.cassette_root()
     given = (options or {}).get("path")
     if given is None:
@@ -324,7 +467,18 @@ def cassette_path_for(item: pytest.Item, cfg: Config, options: dict[str, Any] | 
     path = Path(os.fspath(given))
     if not path.suffix:
         path = path.with_suffix(".json")
-    return path if path.is_absolute() else root / path
+    if path.is_absolute():
+        return path
+    full = root / path
+    resolved = full.resolve()
+    inside = (root, item.config.rootpath.resolve(), cfg.root.resolve())
+    if not any(resolved == base or base in resolved.parents for base in inside):
+        raise CassetteConfigError(
+            f"{item.nodeid}: @pytest.mark.cassette path {given!r} leads out of the project: it is "
+            f"relative to the cassette dir {root} and resolves to {resolved}. Use a path inside the "
+            "cassette dir, or an absolute path if that location is really meant."
+        )
+    return full
 
 
 # --- the session around a test --------------------------------------------------------------------
@@ -334,12 +488,94 @@ class _TestDidNotRun(Exception):
     """Finishes a session whose test never ran (a later fixture failed): nothing is committed."""
 
 
+_HELD: dict[str, int] = {}  # this process's record locks: a nested or leaked one must not self-deadlock
+_HELD_LOCK = threading.Lock()
+
+
+class _RecordLock:
+    """Held while a test records a cassette, so two processes (xdist workers) never record one file at once.
+
+    Without it both would see the file missing, both would record, and the last writer would
+    silently drop the other's recording. With it the second waits, then finds the cassette and
+    replays it, exactly as in a serial run. An OS file lock (``flock``; ``msvcrt.locking`` on
+    Windows) in the temp dir: released by the OS if the worker dies, never left in the repo.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.key = str(path.resolve())
+        self.handle: Any = None
+        with _HELD_LOCK:
+            if self.key in _HELD:
+                _HELD[self.key] += 1
+                return
+            _HELD[self.key] = 1
+        try:
+            self.handle = self._acquire()
+        except BaseException:
+            self._forget()
+            raise
+
+    def _acquire(self) -> Any:
+        tag = str(os.getuid()) if hasattr(os, "getuid") else "user"
+        folder = Path(tempfile.gettempdir()) / f"cassette-locks-{tag}"
+        name = hashlib.sha256(self.key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".lock"
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            handle = open(folder / name, "a+b")  # noqa: SIM115 - held until release()
+        except OSError:
+            return None  # no usable temp dir: record unlocked, as before
+        try:
+            if sys.platform == "win32":
+                import msvcrt
+
+                while True:
+                    try:
+                        msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+                        break
+                    except OSError:
+                        time.sleep(0.05)
+            else:
+                import fcntl
+
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        except BaseException:
+            handle.close()
+            raise
+        return handle
+
+    def _forget(self) -> None:
+        with _HELD_LOCK:
+            count = _HELD.get(self.key, 0) - 1
+            if count > 0:
+                _HELD[self.key] = count
+            else:
+                _HELD.pop(self.key, None)
+
+    def release(self) -> None:
+        handle, self.handle = self.handle, None
+        self._forget()
+        if handle is not None:
+            handle.close()  # closing drops the OS lock
+
+
+def _will_write(path: Path, mode: str | None, cfg: Config) -> bool:
+    resolved = resolve_mode(mode, cfg)
+    return resolved in (Mode.RECORD, Mode.RERECORD) or (resolved is Mode.AUTO and not path.exists())
+
+
 class ItemCassette:
     """The session of one test, and the guard policy swapped in for it."""
 
-    def __init__(self, session: Session, state: RunState, guard: NetworkPolicy | None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        state: RunState,
+        guard: NetworkPolicy | None,
+        lock: _RecordLock | None = None,
+    ) -> None:
         self.session = session
         self.state = state
+        self.lock = lock
         self.previous_guard = guard_replay(guard)
         self.closed = False
 
@@ -351,6 +587,8 @@ class ItemCassette:
             self.session.finish(exc)
         finally:
             guard_replay(self.previous_guard)
+            if self.lock is not None:
+                self.lock.release()
             written = self.session.written
             if (
                 exc is not None
@@ -373,18 +611,24 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
     if mode is not None:
         parse_mode(mode, source=f"@pytest.mark.cassette on {item.nodeid}")
     mode = _expiry(item, state, path, mode)
-    session = Session(
-        path,
-        mode,
-        store=cfg.store_path(),
-        check_order=options.get("check_order"),
-        unused=options.get("unused"),
-        blob_threshold=options.get("blob_threshold"),
-        config=cfg,
-    )
-    guard = _item_guard(state, options, path)
-    session.start()
-    return ItemCassette(session, state, guard)
+    lock = _RecordLock(path) if _will_write(path, mode, cfg) else None
+    try:
+        session = Session(
+            path,
+            mode,
+            store=cfg.store_path(),
+            check_order=options.get("check_order"),
+            unused=options.get("unused"),
+            blob_threshold=options.get("blob_threshold"),
+            config=cfg,
+        )
+        guard = _item_guard(state, options, path)
+        session.start()
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    return ItemCassette(session, state, guard, lock)
 
 
 def _item_guard(state: RunState, options: dict[str, Any], path: Path) -> NetworkPolicy | None:
@@ -447,7 +691,14 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Session]:
     try:
         holder = _open_session(request)
     except CassetteError as exc:
-        pytest.fail(f"{type(exc).__name__}: {exc}", pytrace=False)
+        # `from None`: the message says it all; a chained copy of it would only double the report
+        raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
+    except OSError as exc:  # the file system refused the cassette path itself
+        raise pytest.fail.Exception(
+            f"CassetteIOError: cannot open the cassette of {request.node.nodeid}: {exc}. Fix the "
+            "cassette path (marker or --cassette-dir) or the directory's permissions.",
+            pytrace=False,
+        ) from None
     request.node.stash[_ITEM] = holder
     try:
         yield holder.session
@@ -506,9 +757,44 @@ def _after_call(item: pytest.Item, exc: BaseException | None) -> None:
         failure = blocked[0]
     elif failure is None and isinstance(exc, NetworkBlockedError):
         failure = exc
+    elif failure is None and isinstance(exc, CassetteError) and item.get_closest_marker("xfail") is None:
+        failure = exc  # a replay miss, a missing blob...: its message, not 40 lines of cassette's source
     if failure is not None:
         # the message says it all; the chained SDK traceback would bury it
-        raise pytest.fail.Exception(f"{type(failure).__name__}: {failure}", pytrace=False) from None
+        where = _user_frames(failure, item.config.rootpath) if failure is exc else ""
+        raise pytest.fail.Exception(f"{type(failure).__name__}: {failure}{where}", pytrace=False) from None
+
+
+_CASSETTE_DIR = str(Path(__file__).resolve().parent)
+_LIBRARY_DIRS = tuple(
+    {
+        sysconfig.get_paths()[k]
+        for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        if k in sysconfig.get_paths()
+    }
+)
+
+
+def _user_frames(exc: BaseException, rootpath: Path, limit: int = 6) -> str:
+    """Where the test's own code made the call that failed (cassette's and libraries' frames left out)."""
+    frames: list[str] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not (
+            filename.startswith(_CASSETTE_DIR)
+            or filename.startswith(_LIBRARY_DIRS)
+            or filename.startswith("<")
+        ):
+            try:
+                shown = os.path.relpath(filename, rootpath)
+            except ValueError:  # another drive
+                shown = filename
+            frames.append(f"  {shown}:{tb.tb_lineno} in {tb.tb_frame.f_code.co_name}")
+        tb = tb.tb_next
+    if not frames:
+        return ""
+    return "\nraised from:\n" + "\n".join(frames[-limit:])
 
 
 # --- collection: which cassettes the suite claims -------------------------------------------------
@@ -623,6 +909,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if state is None or hasattr(config, "workerinput"):
         return
     lines = summary_lines(state)
+    if config.get_verbosity() <= -2:  # -qq: only what needs action (drift, expired, orphans found)
+        lines = [(line, markup) for line, markup in lines if any(markup.values())]
     if not lines:
         return
     terminalreporter.section("cassette", sep="-")

@@ -1,0 +1,226 @@
+"""The pytest plugin on bad inputs: every mistake is a readable failure naming the test, never a silent pick.
+
+Real inner pytest runs (pytester); the calls recorded are `cassette.tool` calls, so no server is needed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+PYPROJECT = """
+[tool.pytest.ini_options]
+asyncio_mode = "auto"
+asyncio_default_fixture_loop_scope = "function"
+"""
+
+# What every inner suite starts with: a recorded tool (its calls land in the cassette).
+HEADER = """
+import os
+import time
+import pytest
+import cassette
+
+@cassette.tool
+def lookup(order_id: str) -> dict:
+    time.sleep(float(os.environ.get("SLOW", "0")))
+    return {"order_id": order_id, "status": "shipped"}
+"""
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:cacheprovider")
+    pytester.makepyprojecttoml(PYPROJECT)
+    return pytester
+
+
+def no_traceback(result: pytest.RunResult) -> None:
+    """Neither pytest's nor the plugin's tracebacks: only the messages."""
+    out = result.stdout.str()
+    assert "Traceback" not in out and "During handling of the above exception" not in out, out
+    assert "pytest_plugin.py:" not in out and "_session.py:" not in out, out
+    assert "INTERNALERROR" not in out + result.stderr.str()
+
+
+def test_marker_values_of_the_wrong_type_fail_the_test_by_name(suite: pytest.Pytester) -> None:
+    # before: path=123 / b"x" / "" / "a\0b" and allow_hosts=5 were raw TypeError/ValueError tracebacks
+    # from the plugin, network_guard="no" silently kept the guard on, and "x" with path="y" dropped "x"
+    cases = {
+        "path_int": "123",
+        "path_bytes": "b'orders'",
+        "path_empty": "''",
+        "path_nul": "'a\\x00b'",
+        "path_twice": "'x', path='y'",
+        "guard_str": "network_guard='no'",
+        "loopback_str": "block_loopback='yes'",
+        "hosts_int": "allow_hosts=5",
+        "hosts_list_int": "allow_hosts=[5]",
+        "order_bad": "check_order='nope'",
+        "threshold_str": "blob_threshold='10'",
+        "mode_int": "mode=3",
+    }
+    body = HEADER + "".join(
+        f"\n@pytest.mark.cassette({args})\ndef test_{name}():\n    lookup('A-1')\n"
+        for name, args in cases.items()
+    )
+    suite.makepyfile(test_bad=body)
+    result = suite.runpytest()
+    result.assert_outcomes(errors=len(cases))
+    no_traceback(result)
+    result.stdout.fnmatch_lines(
+        [
+            "*CassetteConfigError: test_bad.py::test_path_int: @pytest.mark.cassette(path=123): path must*",
+            "*test_path_nul: @pytest.mark.cassette(path='a\\x00b'): path must be a path without NUL bytes*",
+            "*test_path_twice: @pytest.mark.cassette got the path twice: 'x' as its argument and path='y'*",
+            "*test_guard_str: @pytest.mark.cassette(network_guard='no'): network_guard must be True or*",
+            "*test_hosts_int: @pytest.mark.cassette(allow_hosts=5): allow_hosts must be a host*",
+        ]
+    )
+    assert not (suite.path / "tests" / "cassettes").exists()  # nothing ran, nothing was written
+
+
+def test_a_relative_marker_path_may_not_lead_out_of_the_project(suite: pytest.Pytester) -> None:
+    # before: the cassette was silently written three directories above the project
+    suite.makepyfile(
+        test_escape=HEADER
+        + "\n@pytest.mark.cassette('../../../../escaped')\ndef test_out():\n    lookup('A-1')\n"
+        + "\n@pytest.mark.cassette('../shared/inside')\ndef test_in():\n    lookup('A-1')\n"
+    )
+    result = suite.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    no_traceback(result)
+    result.stdout.fnmatch_lines(["*test_out: @pytest.mark.cassette path '../../../../escaped' leads out of*"])
+    assert (suite.path / "tests" / "shared" / "inside.json").is_file()  # ".." inside the project is fine
+    assert not (suite.path.parent.parent / "escaped.json").exists()
+
+
+def test_stacked_markers_never_silently_drop_one(suite: pytest.Pytester) -> None:
+    # before: of two path markers on one test one was ignored, and a subclass's marker lost to its
+    # base class's, a pytest.param's marks to the function's decorator
+    suite.makepyfile(
+        test_stack=HEADER
+        + """
+@pytest.mark.cassette("first")
+@pytest.mark.cassette("second")
+def test_two():
+    lookup("A-1")
+
+@pytest.mark.cassette(mode="record")
+@pytest.mark.cassette(check_order="error")
+def test_compatible(cassette):
+    assert cassette.check_order == "error" and cassette.requested_mode == "record"
+
+@pytest.mark.cassette("base")
+class Base:
+    def test_m(self, cassette):
+        assert cassette.path.name == type(self).__name__.lower() + ".json"
+
+@pytest.mark.cassette("testsub")
+class TestSub(Base):
+    pass
+
+@pytest.mark.cassette("decorator")
+@pytest.mark.parametrize("n", [pytest.param(1, marks=pytest.mark.cassette("param")), 2])
+def test_param(n, cassette):
+    assert cassette.path.name == ("param.json" if n == 1 else "decorator.json")
+"""
+    )
+    result = suite.runpytest()
+    result.assert_outcomes(passed=4, errors=1)
+    no_traceback(result)
+    result.stdout.fnmatch_lines(
+        ["*test_two: two @pytest.mark.cassette markers on test_two set path differently*Keep one marker*"]
+    )
+
+
+def test_setup_errors_are_one_message_not_a_chained_copy(suite: pytest.Pytester) -> None:
+    # before: every setup failure printed its message, "During handling of the above exception...",
+    # then the message again
+    cassettes = suite.path / "tests" / "cassettes"
+    cassettes.mkdir(parents=True)
+    (cassettes / "torn.json").write_text('{"interactions": [{"key": "ab', encoding="utf-8")
+    suite.makepyfile(test_torn=HEADER + "\n@pytest.mark.cassette('torn')\ndef test_t():\n    lookup('A-1')\n")
+    result = suite.runpytest()
+    result.assert_outcomes(errors=1)
+    no_traceback(result)
+    assert result.stdout.str().count("it was truncated") == 1  # once: no chained second copy
+    result.stdout.fnmatch_lines(["TruncatedCassetteError: *torn.json ends in the middle of its JSON*"])
+
+
+def test_a_replay_miss_shows_the_message_and_the_test_line_not_cassette_source(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: the miss came with ~40 lines of cassette/_session.py source before the message
+    suite.makepyfile(
+        test_miss=HEADER
+        + "\n@pytest.mark.cassette\ndef test_agent():\n    lookup(os.environ.get('ORDER', 'A-1'))\n"
+    )
+    suite.runpytest().assert_outcomes(passed=1)
+    monkeypatch.setenv("ORDER", "B-2")
+    result = suite.runpytest("--cassette-mode=replay")
+    result.assert_outcomes(failed=1)
+    no_traceback(result)
+    result.stdout.fnmatch_lines(
+        [
+            "CassetteMiss: cassette *test_miss/test_agent.json has no recorded tool call matching tool*",
+            "Nearest recorded tool call is #0; it differs in:",
+            '  arguments.order_id: "B-2" != "A-1"',
+            "Fix: re-record*",
+            "raised from:",
+            "  test_miss.py:13 in test_agent",
+        ]
+    )
+
+
+def test_xdist_workers_never_record_one_cassette_at_once(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: both workers found the shared cassette missing, both recorded and passed, and the last
+    # writer silently dropped the other's recording (the next run then failed)
+    suite.makepyfile(
+        test_shared=HEADER
+        + """
+@pytest.mark.cassette("shared")
+def test_one():
+    lookup("A-1")
+
+@pytest.mark.cassette("shared")
+def test_two():
+    lookup("B-1")
+"""
+    )
+    monkeypatch.setenv("SLOW", "1")  # one test per worker: both would be recording at the same time
+    result = suite.runpytest_subprocess("-n", "2", "-p", "xdist")
+    # as in a serial run: the second replays what the first recorded, and misses its own call
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*CassetteMiss: cassette *shared.json has no recorded tool call*"])
+    result.stdout.fnmatch_lines(["*recorded: 1 cassette(s), 1 tool calls made live*"])
+    shared = json.loads((suite.path / "tests" / "cassettes" / "shared.json").read_text(encoding="utf-8"))
+    assert len(shared["interactions"]) == 1
+
+
+def test_qq_prints_only_the_summary_lines_that_need_action(suite: pytest.Pytester) -> None:
+    # before: -qq silenced pytest's own result line but still printed the five routine cassette lines
+    suite.makepyfile(test_q=HEADER + "\n@pytest.mark.cassette\ndef test_a():\n    lookup('A-1')\n")
+    quiet = suite.runpytest("-qq")
+    assert quiet.ret == pytest.ExitCode.OK
+    assert "cassette" not in quiet.stdout.str()
+    assert "replayed: 1 cassette(s)" in suite.runpytest("-q").stdout.str()  # -q keeps the summary
+    (suite.path / "tests" / "cassettes" / "left_behind.json").write_text("{}", encoding="utf-8")
+    orphans = suite.runpytest("-qq", "--cassette-orphans=warn")
+    out = orphans.stdout.str()
+    assert "orphans: 1 cassette file(s)" in out and "left_behind.json" in out
+    assert "replayed:" not in out
+
+
+@pytest.mark.parametrize("value", ["", "test_a.py"])
+def test_cassette_dir_that_is_no_directory_is_a_usage_error(suite: pytest.Pytester, value: str) -> None:
+    # before: an empty value was ignored silently; a file failed every test at its first write
+    suite.makepyfile(test_a=HEADER + "\n@pytest.mark.cassette\ndef test_a():\n    lookup('A-1')\n")
+    result = suite.runpytest(f"--cassette-dir={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: cassette: --cassette-dir={value}*"])
+    assert not Path(suite.path, "tests").exists()

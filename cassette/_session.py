@@ -261,6 +261,11 @@ class Session:
     ) -> None:
         self.config = config or load_config()
         self.path = Path(path)
+        if "\x00" in str(self.path):
+            raise CassetteConfigError(
+                f"the cassette path {str(self.path)!r:.120} holds a NUL byte, which no file name can. "
+                "Fix the path."
+            )
         self.requested_mode = resolve_mode(mode, self.config)
         if store is not None:
             self.store = Path(store)

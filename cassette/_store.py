@@ -996,7 +996,11 @@ def load_cassette(path: str | os.PathLike[str], store: Path | None = None, *, la
             path=p,
         ) from None
     except IsADirectoryError:
-        raise CassetteNotFoundError(f"{p.resolve()} is a directory, not a cassette file.", path=p) from None
+        raise CassetteNotFoundError(
+            f"{p.resolve()} is a directory, not a cassette file. Point to the cassette's .json file "
+            "(a directory of cassettes is read by `cassette verify` or `cassette ls`).",
+            path=p,
+        ) from None
     except NotADirectoryError:
         raise CassetteNotFoundError(
             f"no cassette at {p.absolute()}: part of its directory path is a file, not a directory. "

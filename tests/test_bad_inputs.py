@@ -239,3 +239,13 @@ def test_an_unknown_interaction_kind(recorded: tuple[Path, dict[str, Any]], kind
         message = str(caught.value)
         assert str(path) in message and f"interactions[1].kind is {kind!r}" in message
         assert "llm, tool, http" in message and "re-record" in message
+
+
+def test_a_session_on_a_path_with_a_nul_byte_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(cassette.CassetteConfigError, match="NUL byte"):
+        cassette.Session(tmp_path / "a\x00b.json", mode="record")
+
+
+def test_a_directory_given_as_the_cassette_names_the_next_step(tmp_path: Path) -> None:
+    with pytest.raises(cassette.CassetteNotFoundError, match=r"is a directory.*Point to the cassette"):
+        cassette.load_cassette(tmp_path)

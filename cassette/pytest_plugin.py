@@ -470,6 +470,8 @@ def cassette_path_for(item: pytest.Item, cfg: Config, options: dict[str, Any] | 
     if path.is_absolute():
         return path
     full = root / path
+    if ".." not in path.parts:  # below the cassette dir: nothing to resolve (resolving costs syscalls)
+        return full
     resolved = full.resolve()
     inside = (root, item.config.rootpath.resolve(), cfg.root.resolve())
     if not any(resolved == base or base in resolved.parents for base in inside):

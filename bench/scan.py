@@ -179,6 +179,23 @@ GENERATORS["bearer-token"] = lambda r: Plant(
     "bearer-token", "Bearer " + (k := _mixed(r, ALNUM + "._-", 40)), k, "AUTH_HEADER"
 )
 
+GENERATORS["google-oauth-token"] = _plain(
+    "google-oauth-token", "GOOGLE_ACCESS_TOKEN", lambda r: "ya29." + _mixed(r, URLSAFE, 150)
+)
+# HTTP Basic credentials: base64 of user:password, announced only by "Basic"
+GENERATORS["basic-auth"] = lambda r: Plant(
+    "basic-auth",
+    "Basic " + (k := base64.b64encode(f"svc-{_pick(r, ALNUM, 6)}:{_mixed(r, ALNUM, 20)}".encode()).decode()),
+    k,
+    "AUTH_HEADER",
+)
+GENERATORS["url-credentials"] = lambda r: Plant(
+    "url-credentials",
+    f"postgres://app:{(k := _mixed(r, ALNUM, 20))}@db.internal:5432/orders",
+    k,
+    "DATABASE_URL",
+)
+
 PLACES = ("header", "message", "tool_arguments", "env_dump")
 
 

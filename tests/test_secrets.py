@@ -597,3 +597,10 @@ def test_a_non_ascii_regex_is_a_config_error() -> None:
 
 def test_default_rules_match_the_hook() -> None:
     assert [r.id for r in default_rules()] == [r.id for r in secret_rules.cassette_secret_rules()]
+
+
+def test_a_dotted_random_value_is_still_a_secret_while_code_naming_one_is_not() -> None:
+    scanner = Scanner(default_rules())
+    found = scanner.scan("api_token = Xy7.kQ_9zTr4Lm2\n", "app.env")
+    assert [f.rule for f in found] == ["generic-secret"]
+    assert scanner.scan("api_token = self.API_TOKEN_VALUE\n", "app.py") == []

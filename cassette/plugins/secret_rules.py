@@ -159,9 +159,9 @@ def _case_mixed(s: str) -> bool:
 _RESUME_WORDS = ("page", "page_", "sync", "skip", "next", "next_", "continuation", "continuation_")
 # Code that reads a secret, not the secret: `process.env.OPENAI_API_KEY`, `settings.SECRET_KEY`.
 _CODE_REFERENCE = re.compile(
-    r"(?:(?:process|os|settings|config|conf|cfg|env|self|this|app|window|import\.meta|deno|system)\."
-    r"[\w.$]*|(?:[A-Za-z_$][\w$]*\.)+[A-Z][A-Z0-9]*_[A-Z0-9_]*)\Z",
-    re.IGNORECASE,
+    r"(?:(?i:process|os|settings|config|conf|cfg|env|self|this|app|window|import\.meta|deno|system)\."
+    # or any object's UPPER_SNAKE attribute, the way code names an environment variable
+    r"[\w.$]*|(?:[A-Za-z_$][\w$]*\.)+[A-Z][A-Z0-9]*_[A-Z0-9_]*)\Z"
 )
 _CODE_ROOT = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z")
 

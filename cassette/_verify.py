@@ -10,7 +10,6 @@ Atomic-write temporary files (``*.tmp``) are ignored.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from cassette._errors import BlobError, CassetteError, TamperedBlobError
 from cassette._store import (
+    _BLOB_ID,
     BLOB_DIR_NAME,
     BlobStore,
     default_store_for,
@@ -26,8 +26,6 @@ from cassette._store import (
     parse_manifest,
     walk_chain,
 )
-
-_BLOB_ID = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from cassette._secrets import Finding, Scanner, SecretRule
-from cassette._store import BLOB_DIR_NAME, atomic_write, git_blob_id, loads
+from cassette._store import _BLOB_ID, BLOB_DIR_NAME, atomic_write, git_blob_id, loads
 
 CACHE_NAME = "cassette-scan-cache"
 CACHE_LIMIT = 200_000
@@ -249,10 +249,7 @@ def _payload_in(path: str, store_dir: str | None) -> str | None:
         return None
     rest = path[len(store_dir.rstrip("/")) + 1 :]
     head, _, tail = rest.partition("/")
-    blob_id = head + tail
-    if len(head) == 2 and len(blob_id) == 40 and all(c in "0123456789abcdef" for c in blob_id):
-        return blob_id
-    return None
+    return head + tail if len(head) == 2 and _BLOB_ID.fullmatch(head + tail) else None
 
 
 def _is_manifest_path(path: str) -> bool:

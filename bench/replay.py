@@ -322,7 +322,8 @@ def run(cfg: BenchConfig) -> Section:
         section.lines.append(
             f"{variant}: {n:,} calls, each a {len(calls[0][0]['content'])}-character system prompt and a "
             f"unique user turn; median of {rounds} round(s). In each round the floor and ours replay "
-            "side by side (alternating blocks of 50 calls, both clients open), then each peer in turn."
+            "side by side (alternating blocks of 50 calls, both clients open), then each peer in turn, "
+            "vcrpy and cassetter each next to a replay of ours on the same calls."
         )
         failed: dict[str, str] = {}
         available: list[Impl] = []
@@ -344,6 +345,8 @@ def run(cfg: BenchConfig) -> Section:
         texts: dict[str, list[str]] = {}
         strides = {i.key: max(1, n // i.samples) if i.samples and not cfg.quick else 1 for i in impls}
         paired = [i for i in available if i.key in ("floor", "ours")]
+        ours_impl, ours_path = impls[1], work / f"ours-{tag}.json"
+        adjacent: dict[str, list[float]] = {key: [] for key in BESIDE}  # ours, timed beside each peer
         alone = [i for i in available if i not in paired]
         for r in range(rounds):
             results: dict[str, tuple[Timing, list[str]]] = {}
@@ -359,10 +362,23 @@ def run(cfg: BenchConfig) -> Section:
                     continue
                 subset = calls[:: strides[impl.key]]
                 path = work / f"{impl.key}-{tag}.{_suffix(impl)}"
+                # a peer with a target is timed next to ours on the same calls (ours first in even
+                # rounds, second in odd ones): both see the same moments of the machine. Peers
+                # patch the HTTP library globally, so they cannot share blocks with ours.
+                beside = impl.key in BESIDE and ours_impl in available and "ours" not in failed
                 try:
+                    if beside and r % 2 == 0:
+                        adjacent[impl.key].append(
+                            _per_call(replay_once(ours_impl, ours_path, base_url, subset, stream))
+                        )
                     results[impl.key] = replay_once(impl, path, base_url, subset, stream)
+                    if beside and r % 2 == 1:
+                        adjacent[impl.key].append(
+                            _per_call(replay_once(ours_impl, ours_path, base_url, subset, stream))
+                        )
                 except Exception as exc:
                     failed[impl.key] = f"failed: {type(exc).__name__}: {str(exc)[:120]}"
+                    adjacent[impl.key] = []
             for key, (t, got) in results.items():
                 cpu[key].append(t.cpu / len(got) * 1000)
                 wall[key].append(t.wall / len(got) * 1000)
@@ -388,6 +404,13 @@ def run(cfg: BenchConfig) -> Section:
                 section.lines.append(
                     f"{variant}: {_name(impls, key)}: answers identical to the floor's: {same}/{len(got)}"
                 )
+        for key, values in adjacent.items():
+            if values and cpu.get(key):
+                section.lines.append(
+                    f"{variant}: ours beside {_name(impls, key)} (same calls, same moments): "
+                    f"{median(values):.3f} ms/call CPU; ours / {key} in each round: "
+                    + ", ".join(f"{o / t:.3f}" for o, t in zip(values, cpu[key]))
+                )
         ours = med.get("ours")
         metric = f"replay, {variant}, per call ({n:,} calls)"
         for impl, target in (
@@ -405,7 +428,15 @@ def run(cfg: BenchConfig) -> Section:
                     "each lookup scans the cassette and parses both JSON bodies per stored request, so a "
                     "call costs in proportion to its position and an even sample estimates the mean"
                 )
-            section.rows.append(Row(metric, "ms", ours, impl.name, med.get(impl.key), status, target, note))
+            beside_ours = adjacent.get(impl.key)
+            mine: float | None = ours
+            if beside_ours and len(beside_ours) == len(cpu.get(impl.key, [])):
+                # against a peer, ours as timed beside it: the floor pair's moments are not the peer's
+                mine = median(beside_ours)
+                note = f"ours timed beside it on the same calls: {mine:.3f} ms/call" + (
+                    f"; {note}" if note else ""
+                )
+            section.rows.append(Row(metric, "ms", mine, impl.name, med.get(impl.key), status, target, note))
         if cfg.profile and "ours" in med:
             ours_impl = impls[1]
             path = work / f"ours-{tag}.json"
@@ -416,6 +447,15 @@ def run(cfg: BenchConfig) -> Section:
             )
             section.profile += "\n\n"
     return section
+
+
+# the peers with a target against ours: each is timed next to a replay of ours on the same calls
+BESIDE = ("vcrpy", "cassetter")
+
+
+def _per_call(result: tuple[Timing, list[str]]) -> float:
+    t, got = result
+    return t.cpu / max(len(got), 1) * 1000
 
 
 def _suffix(impl: Impl) -> str:

@@ -113,6 +113,7 @@ def run(cfg: BenchConfig) -> Section:
     base_url = f"http://127.0.0.1:{port}/v1"
     conv: dict[str, dict[int, int]] = {k: {} for k in TOOLS_UNDER_TEST}
     suite: dict[str, int] = {}
+    in_git: dict[str, int] = {}  # the suite committed and packed: what a clone downloads
     suite_parts, suite_blobs = (0, 0), 0
     response_floor = packed_floor = 0
     failed: dict[str, str] = {}
@@ -137,6 +138,9 @@ def run(cfg: BenchConfig) -> Section:
                     )
                     _record(key, path, one_test(i), base_url, where / ".blobs")
             suite[key] = tree_bytes(where)
+            packed = git_pack_bytes(where)
+            if packed is not None:
+                in_git[key] = packed
             if key == "ours":
                 blobs = [b for b in (where / ".blobs").rglob("*") if b.is_file()]
                 blob_bytes = sum(b.stat().st_size for b in blobs)
@@ -174,6 +178,11 @@ def run(cfg: BenchConfig) -> Section:
                 f"{response_floor / suite_size:,.0f} B per test ({packed_floor / suite_size:,.0f} B even if "
                 f"compressed, zlib level 9); a 0.2x target leaves {budgets} per test"
             )
+    if in_git:
+        section.lines.append(
+            "  in git (the suite as one commit, packed by `git gc --aggressive`: what a clone fetches; "
+            "no target): " + ", ".join(f"{names[k]} {in_git[k]:,} B" for k in TOOLS_UNDER_TEST if k in in_git)
+        )
     ours_conv = conv["ours"].get(last)
     for key, target in (("cendor", Target("<=", 0.2)), ("vcrpy", Target("<=", 0.2)), ("cassetter", None)):
         status = NOT_INSTALLED if not have[key] else failed.get(key, "")
@@ -227,6 +236,34 @@ def run(cfg: BenchConfig) -> Section:
     if "ours" in failed:
         section.error = failed["ours"]
     return section
+
+
+def git_pack_bytes(where: Path) -> int | None:
+    """Bytes of the packfile after committing ``where`` and ``git gc --aggressive``; None without git.
+
+    Git stores each file zlib-compressed and deltas similar files against each other, so
+    files that repeat a prompt shrink far more in a pack than on disk.
+    """
+    import shutil
+    import subprocess
+    import tempfile
+
+    if shutil.which("git") is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="bench-pack-") as tmp:
+        repo = Path(tmp) / "repo"
+        shutil.copytree(where, repo)
+        env_args = ("-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "gc.auto=0")
+        for args in (
+            ("init", "-q"),
+            ("add", "-A"),
+            ("commit", "-q", "-m", "suite"),
+            ("gc", "-q", "--aggressive"),
+        ):
+            done = subprocess.run(["git", *env_args, *args], cwd=repo, capture_output=True)
+            if done.returncode != 0:
+                return None
+        return sum(p.stat().st_size for p in (repo / ".git" / "objects" / "pack").glob("*.pack"))
 
 
 def _responses_alone(where: Path) -> tuple[int, int]:

@@ -22,10 +22,9 @@ from cassette._errors import (
     TamperedBlobError,
 )
 from cassette._model import Cassette
-from cassette._store import BLOB_DIR_NAME, TMP_SUFFIX, git_blob_id, loads, parse_manifest
+from cassette._store import _BLOB_ID, BLOB_DIR_NAME, TMP_SUFFIX, git_blob_id, loads, parse_manifest
 
 _BLOB_PATH = re.compile(r"(?:^|/)\.blobs/([0-9a-f]{2})/([0-9a-f]{38})$")
-_BLOB_ID = re.compile(r"[0-9a-f]{40}")
 
 
 class NotAGitRepositoryError(CassetteError):

@@ -15,11 +15,11 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
-from cassette._errors import CassetteMiss, CassetteShapeError, UninstrumentableClientError
+from cassette._errors import CassetteError, CassetteShapeError, UninstrumentableClientError
 from cassette._model import HttpRequest
 from cassette._plugins import normalize_http
 from cassette._session import Session, Slot, seam_session
@@ -146,31 +146,39 @@ class _EventRecorder:
 _SDK_ERRORS = (("openai", "OpenAIError"), ("anthropic", "AnthropicError"))
 
 
-def _reduce_miss(miss: CassetteMiss) -> tuple[Any, ...]:
-    return (CassetteMiss, miss.args, miss.__dict__)  # pickles as the plain, importable class
+def _reduce_error(error: CassetteError) -> tuple[Any, ...]:
+    # pickles as the plain, importable class
+    return (type(error).__dict__["_cassette_class"], error.args, error.__dict__)
 
 
 @cache
-def _miss_class(bases: tuple[type, ...]) -> type[CassetteMiss]:
+def _sdk_class(cls: type[CassetteError], bases: tuple[type, ...]) -> type[CassetteError]:
     return type(
-        "CassetteMiss", (CassetteMiss, *bases), {"__module__": "cassette", "__reduce__": _reduce_miss}
+        cls.__name__,
+        (cls, *bases),
+        {"__module__": cls.__module__, "__reduce__": _reduce_error, "_cassette_class": cls},
     )
 
 
-def _sdk_proof(miss: CassetteMiss) -> CassetteMiss:
-    """The same miss, retyped so SDK retry loops neither retry it nor wrap it in APIConnectionError.
+E = TypeVar("E", bound=CassetteError)
+
+
+def _sdk_proof(error: E) -> E:
+    """The same error, retyped so SDK retry loops neither retry it nor wrap it in APIConnectionError.
 
     anthropic wraps any other exception from the HTTP client in a retried
-    APIConnectionError; both SDKs pass their own error classes through untouched.
+    APIConnectionError (a missing blob would be reported as a connection error, then
+    as a miss on the retry); both SDKs pass their own error classes through untouched.
     """
     bases = tuple(
         getattr(sys.modules[mod], name)
         for mod, name in _SDK_ERRORS
         if mod in sys.modules and isinstance(getattr(sys.modules[mod], name, None), type)
     )
-    if bases and not isinstance(miss, bases):
-        miss.__class__ = _miss_class(bases)  # same object, so the session's record of it stays identical
-    return miss
+    if bases and not isinstance(error, bases):
+        # same object, so the session's record of a miss stays identical
+        error.__class__ = _sdk_class(type(error), bases)  # type: ignore[arg-type,assignment]
+    return error
 
 
 def _is_stream(content_type: str) -> bool:
@@ -256,9 +264,9 @@ def _classes(lib: str) -> dict[str, type]:
         if session.replaying:
             try:
                 served = session.serve(kind, normalized, copy=False)
-            except CassetteMiss as miss:
-                raise _sdk_proof(miss) from None
-            return replayed(served.response, request, session.path, served.seq), None
+                return replayed(served.response, request, session.path, served.seq), None
+            except CassetteError as error:  # a miss, a missing blob, a record of the wrong shape
+                raise _sdk_proof(error) from None
         return None, session.begin(kind, normalized)
 
     def live_headers(response: Any) -> list[tuple[str, str]]:

@@ -98,6 +98,36 @@ def _headers_list(record: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def replay_parts(record: dict[str, Any]) -> tuple[int, list[tuple[str, str]], list[bytes] | None, bytes]:
+    """What replay hands the SDK for a recorded HTTP response: its status, its headers, and its
+    SSE events as chunks (one per event; ``None`` when it was not streamed) or else its body.
+
+    Raises TypeError, ValueError (binascii.Error for bad base64), AttributeError,
+    OverflowError or RecursionError for a record of the wrong shape: replay turns
+    them into a `CassetteShapeError`, `cassette verify` reports them.
+    """
+    given = record.get("headers")
+    if given is not None and not isinstance(given, dict):
+        raise TypeError(f"its `headers` is a {type(given).__name__}, not an object of header names")
+    headers = _headers_list(record)
+    status = record.get("status", 200)
+    if type(status) is not int or not 100 <= status <= 999:  # three digits, as the importers take
+        raise ValueError(f"its status {status!r:.40} is not an HTTP status code (100-999)")
+    if "events" in record:
+        events = record["events"]
+        if not isinstance(events, list):
+            raise TypeError(f"`events` is a {type(events).__name__}, not a list")
+        # encoded up front, so a bad event fails before the SDK reads, not in the middle of a stream
+        try:
+            return status, headers, [(event + "\n\n").encode("utf-8") for event in events], b""
+        except TypeError:
+            at, bad = next((i, e) for i, e in enumerate(events) if not isinstance(e, str))
+            raise TypeError(
+                f"its `events[{at}]` is not a string of text ({type(bad).__name__}: {str(bad)[:40]!r})"
+            ) from None
+    return status, headers, None, body_bytes(record)
+
+
 class _EventRecorder:
     """Splits a streamed body into SSE events as chunks arrive, and records it when closed."""
 
@@ -227,11 +257,8 @@ def _classes(lib: str) -> dict[str, type]:
     class ReplayStream(mod.SyncByteStream, mod.AsyncByteStream):  # type: ignore[name-defined,misc]
         """Recorded SSE events, handed to the SDK one event per chunk."""
 
-        def __init__(self, events: list[str]) -> None:
-            if not isinstance(events, list):
-                raise TypeError(f"`events` is a {type(events).__name__}, not a list")
-            # encoded up front, so a bad event fails before the SDK reads, not in the middle of a stream
-            self._chunks = [(event + "\n\n").encode("utf-8") for event in events]
+        def __init__(self, chunks: list[bytes]) -> None:
+            self._chunks = chunks
 
         def __iter__(self) -> Iterator[bytes]:
             yield from self._chunks
@@ -242,14 +269,10 @@ def _classes(lib: str) -> dict[str, type]:
 
     def replayed(record: dict[str, Any], request: Any, where: Any = None, seq: Any = None) -> Any:
         try:
-            headers = _headers_list(record)
-            status = record.get("status", 200)
-            if type(status) is not int or not 100 <= status <= 999:  # three digits, as the importers take
-                raise ValueError(f"its status {status!r:.40} is not an HTTP status code (100-999)")
-            if "events" in record:
-                stream = ReplayStream(record["events"])
-                return mod.Response(status, headers=headers, stream=stream, request=request)
-            return mod.Response(status, headers=headers, content=body_bytes(record), request=request)
+            status, headers, chunks, body = replay_parts(record)
+            if chunks is not None:
+                return mod.Response(status, headers=headers, stream=ReplayStream(chunks), request=request)
+            return mod.Response(status, headers=headers, content=body, request=request)
         except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
             # an edited or corrupted record must fail as a cassette error, never as a stray TypeError
             where = where.absolute() if hasattr(where, "absolute") else where

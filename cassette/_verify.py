@@ -9,6 +9,7 @@ Atomic-write temporary files (``*.tmp``) are ignored.
 
 from __future__ import annotations
 
+import binascii
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from cassette._store import (
     BlobStore,
     default_store_for,
     git_blob_id,
+    holds_refs,
     loads,
     parse_manifest,
     walk_chain,
@@ -187,7 +189,83 @@ def verify_manifest(data: bytes, file: str, check: BlobCheck) -> FileReport:
                 todo.extend(blob_refs_with_paths(inner, where))
                 chains.extend(_chain_refs(inner, where))
     _check_chains(chains, file, check, seen, parsed, report)
+    _check_replayable(cassette.interactions, file, check, report)
     return report
+
+
+# The kinds whose response the HTTP seam replays as an HTTP response (tool records hold {result}/{error}).
+_HTTP_KINDS = ("llm", "http")
+
+
+def replay_problem(response: Any) -> str | None:
+    """Why the HTTP seam could not replay this (hydrated) recorded response, or ``None`` if it can.
+
+    The checks are replay's own (`cassette._transport.replay_parts`), plus the HTTP
+    library's own check of the header names and values.
+
+    Example::
+
+        replay_problem({"status": 200, "text": "hi"})  # None
+        replay_problem({"status": "200", "text": "hi"})  # "its status '200' is not an HTTP status code …"
+    """
+    from cassette._transport import replay_parts
+
+    if not isinstance(response, dict):
+        return f"the response is a {type(response).__name__}, not an object"
+    try:
+        _, headers, _, _ = replay_parts(response)
+        _headers_class()(headers)  # header names and values must encode as the HTTP library sends them
+    except binascii.Error as exc:
+        return f"its `base64` body is not valid base64 ({exc})"
+    except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
+        return str(exc) if isinstance(exc, (TypeError, ValueError)) else f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _headers_class() -> Any:
+    """The ``Headers`` class of the HTTP library the SDKs use (httpx2 for openai 3.x, else httpx)."""
+    import importlib
+
+    for name in ("httpx2", "httpx"):
+        try:
+            return importlib.import_module(name).Headers
+        except ImportError:
+            continue
+    return dict
+
+
+def _check_replayable(interactions: list[Any], file: str, check: BlobCheck, report: FileReport) -> None:
+    """Report each LLM/HTTP response that replay would refuse, by its interaction number."""
+    from cassette.hooks._snapshot import hydrate_with
+
+    def reader(blob_id: str) -> bytes | None:
+        return check(blob_id)[0]
+
+    for n, inter in enumerate(interactions):
+        if inter.kind not in _HTTP_KINDS:
+            continue
+        where = f"interactions[{n}].response"
+        if any(p.where and p.where.startswith(where) for p in report.problems):
+            continue  # a missing or damaged blob in it is reported already
+        try:
+            response = inter.response
+            if holds_refs(response):
+                response = hydrate_with(response, reader, Path(file))
+        except (CassetteError, RecursionError) as exc:
+            report.problems.append(
+                Problem(file, f"the response of interaction #{inter.seq} cannot be read: {exc}", where)
+            )
+            continue
+        reason = replay_problem(response)
+        if reason is not None:
+            report.problems.append(
+                Problem(
+                    file,
+                    f"the recorded response of interaction #{inter.seq} cannot be replayed: {reason}. "
+                    f"Restore the cassette from git (git checkout -- {file}) or re-record it.",
+                    where,
+                )
+            )
 
 
 class _Reported(Exception):

@@ -208,7 +208,7 @@ def test_show_turns_any_unexpected_shape_into_a_one_line_error(
 
 def test_verify_reports_a_name_too_long_as_a_problem(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(capsys, "verify", LONG_NAME)
-    assert code == 1 and "Traceback" not in err
+    assert code == 2 and "Traceback" not in err
     assert "cannot read" in err and LONG_NAME in err
 
 

@@ -38,7 +38,13 @@ def write_cassette(path: Path = CASSETTE, *, nested: bool = True) -> dict[str, s
     doc = {
         "version": 1,
         "interactions": [
-            {"seq": 0, "kind": "llm", "key": "k0", "request": request, "response": {"status": 200}}
+            {
+                "seq": 0,
+                "kind": "llm",
+                "key": "k0",
+                "request": request,
+                "response": {"status": 200, "text": ""},
+            }
         ],
     }
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         if isinstance(module, BaseException):
             help_text = f"(unavailable: cannot import {full}: {module})"
             sp = sub.add_parser(name, help=help_text, description=help_text)
-            sp.set_defaults(_run=_broken(name, full, module))
+            sp.set_defaults(_run=_broken(name, full, module), _parser=sp)
             continue
         help_text = str(getattr(module, "HELP", "")).strip()
         sp = sub.add_parser(
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_arguments = getattr(module, "add_arguments", None)
         if add_arguments is not None:
             add_arguments(sp)
-        sp.set_defaults(_run=module.run)
+        sp.set_defaults(_run=module.run, _parser=sp)
     return parser
 
 
@@ -111,7 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        args, extra = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+        if extra:  # reported under the command they were given to, with its usage line
+            owner = getattr(args, "_parser", None) or parser
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # --help, --version and usage errors (argparse exits with 2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if args.command is None:

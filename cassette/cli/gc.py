@@ -1,12 +1,27 @@
-"""``cassette gc [DIR] [--apply]``: remove blobs no cassette references and temp files of killed writers."""
+"""``cassette gc [DIR] [--apply]``: remove blobs no cassette references and temp files of killed writers.
+
+A blob store is shared: every cassette that may use it counts, not only those
+under DIR. So cleaning one sub-directory (``cassette gc tests/cassettes/test_a``)
+never deletes a blob that a cassette elsewhere still needs.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from cassette._config import load_config
-from cassette._hygiene import apply_gc, cassette_dir, format_size, plan_gc, store_for
+from cassette._config import Config, load_config
+from cassette._errors import CassetteError, CassetteNotFoundError
+from cassette._hygiene import (
+    apply_gc,
+    blob_use,
+    cassette_dir,
+    cassette_files,
+    format_size,
+    plan_gc,
+    read_manifest,
+    store_for,
+)
 
 HELP = "remove unreferenced blobs and stale *.tmp files (dry run unless --apply)"
 
@@ -21,10 +36,88 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def store_users(root: Path, store: Path, config: Config) -> list[Path]:
+    """The directories whose cassettes may reference ``store``, none inside another; they hold ``root``.
+
+    Besides ``root``: the configured cassette dir when ``store`` is its store; the
+    whole project when ``[tool.cassette] store`` names ``store`` (a cassette
+    anywhere in it uses that store); else the directory holding ``store``, whose
+    cassettes find it as their nearest ``.blobs``.
+
+    Example::
+
+        store_users(Path("tests/cassettes/a"), Path("tests/cassettes/.blobs"), load_config())
+        # [.../tests/cassettes]
+    """
+    store = store.resolve()
+    found = [root.resolve()]
+    if store == config.store_path():
+        found.append(config.cassette_root())
+        if config.store:
+            found.append(config.root.resolve())
+    if not config.store:
+        found.append(store.parent)
+    found = list(dict.fromkeys(found))
+    return [d for d in found if not any(d != o and d.is_relative_to(o) for o in found)]
+
+
+def _references_elsewhere(root: Path, store: Path, config: Config) -> tuple[set[str], list[Path]]:
+    """Blob ids in ``store`` referenced by cassettes outside ``root``, and the directories searched.
+
+    Under the cassette dir every ``*.json`` is a cassette, so an unreadable one stops gc (its
+    references are unknown); elsewhere in the project only files shaped like a cassette count.
+    """
+    from cassette.hooks._snapshot import looks_like_manifest
+
+    root = root.resolve()
+    cassette_root = config.cassette_root()
+    searched = store_users(root, store, config)
+    docs = []
+    for base in searched:
+        if base == root:
+            continue  # plan_gc has read it; no other directory searched lies inside it
+        for path in cassette_files(base, side_files=True):
+            real = path.resolve()
+            if real.is_relative_to(root):
+                continue  # plan_gc has read it
+            if not real.is_relative_to(cassette_root):
+                try:
+                    data = path.read_bytes()
+                except OSError:
+                    continue
+                if not looks_like_manifest(path.as_posix(), data):
+                    continue  # some other JSON file of the project
+            try:
+                docs.append(read_manifest(path))
+            except CassetteError as exc:
+                raise CassetteError(
+                    f"cannot collect garbage while {path} is unreadable ({exc}); it shares the blob store "
+                    f"{store}, so the blobs it references are unknown. Fix or delete that cassette, then "
+                    "run gc again.",
+                    path=path,
+                ) from exc
+    return blob_use(docs, store).referenced, [d for d in searched if d != root]
+
+
 def run(args: argparse.Namespace) -> int:
     root = cassette_dir(args.dir)
-    store = args.store or store_for(root / "x.json", load_config(root))
+    config = load_config(root)
+    if args.store is not None and not args.store.is_dir():
+        what = "is not a directory" if args.store.exists() else "does not exist"
+        raise CassetteNotFoundError(
+            f"no blob store at {args.store}: the path {what}. Pass the store directory "
+            "(e.g. tests/cassettes/.blobs), or leave out --store to clean the one the cassettes use.",
+            path=args.store,
+        )
+    store = (args.store or store_for(root / "x.json", config)).resolve()
     plan = plan_gc(root, store)
+    if plan.blobs:
+        used, searched = _references_elsewhere(root, store, config)
+        kept = [p for p in plan.blobs if p.parent.name + p.name in used]
+        plan.blobs = [p for p in plan.blobs if p.parent.name + p.name not in used]
+        if kept:
+            where = ", ".join(str(d) for d in searched)
+            print(f"kept {len(kept)} blob(s) that cassettes outside {root} still use (searched {where})")
     verb = "removed" if args.apply else "would remove"
     for path in plan.blobs:
         print(f"{verb} unreferenced blob {path}")

@@ -26,6 +26,8 @@ _LOCAL_ENTRIES = {
     "cassette-drift": ("cassette drift", "cassette drift --staged"),
     "cassette-verify": ("cassette verify", "cassette verify --staged"),
 }
+# pre-commit shows a passing hook's output only when it is verbose: the drift summary is for reading
+_VERBOSE = frozenset({"cassette-drift"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -174,6 +176,8 @@ def _hook_block(repo: str, rev: str, indent: str) -> str:
                 f"{inner}    pass_filenames: false",
                 f"{inner}    always_run: true",
             ]
+            if hook_id in _VERBOSE:
+                lines.append(f"{inner}    verbose: true")
     return "\n".join(lines) + "\n"
 
 

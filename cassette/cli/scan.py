@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import orjson
 
@@ -28,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cassette._config import load_config
+    from cassette._errors import CassetteNotFoundError
     from cassette.hooks.scan import render_text, scan_paths, scan_staged
 
     if args.staged and args.paths:
@@ -36,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     if args.staged:
         found = scan_staged(all_files=args.all_files, use_cache=not args.no_cache)
     else:
+        for raw in args.paths:  # checked here so the error reads as the command's, with its prefix once
+            if not Path(raw).exists():
+                raise CassetteNotFoundError(f"no such file or directory: {raw}. Check the path.", path=raw)
         default = load_config().cassette_root()
         if not args.paths and not default.is_dir():
             print(f"cassette scan: no cassette directory at {default}; nothing to scan.", file=sys.stderr)

@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         data = render(args.file)
     except FileNotFoundError:
-        raise CassetteNotFoundError(f"cassette textconv: no such file {args.file}.", path=args.file) from None
+        raise CassetteNotFoundError(f"no such file {args.file}. Check the path.", path=args.file) from None
     except IsADirectoryError:
         raise CassetteNotFoundError(
             f"{args.file} is a directory; pass a cassette file.", path=args.file

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import orjson
 
@@ -19,6 +20,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="list sound cassettes too")
 
 
+def _check_inputs(paths: list[str]) -> None:
+    """A named path that is missing or unreadable is an input error (exit 2), not a finding (exit 1)."""
+    from cassette._errors import CassetteNotFoundError
+
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():  # a name the system cannot take raises OSError: exit 2 through main too
+            raise CassetteNotFoundError(
+                f"no such file or directory: {raw}. Check the path; with no path, verify checks "
+                "every cassette under [tool.cassette] cassette_dir.",
+                path=raw,
+            )
+        if path.is_file():
+            with path.open("rb"):  # no permission: OSError, reported by main as an input error
+                pass
+
+
 def run(args: argparse.Namespace) -> int:
     from cassette._config import load_config
     from cassette._verify import verify_paths, verify_staged
@@ -26,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.staged and args.paths:
         print("cassette verify: pass either --staged or paths, not both.", file=sys.stderr)
         return 2
+    _check_inputs(args.paths)
     default = load_config().cassette_root()
     if not args.staged and not args.paths and not default.is_dir():
         print(f"cassette verify: no cassette directory at {default}; nothing to verify.", file=sys.stderr)

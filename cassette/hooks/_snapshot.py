@@ -172,7 +172,10 @@ def resolve_commit(repo: Any, rev: str) -> Any:
             elif n:
                 commit = repo[commit.parents[n - 1]]
     except (KeyError, ValueError, IndexError) as exc:
-        detail = f" ({exc})" if not isinstance(exc, IndexError) else " (not that many parents)"
+        # dulwich's KeyError only repeats the name, as bytes (b'nope'): no detail then
+        detail = "" if isinstance(exc, KeyError) else f" ({exc})"
+        if isinstance(exc, IndexError):
+            detail = " (not that many parents)"
         raise UnknownRevisionError(
             f"git repository {repo.path} has no commit {rev!r}{detail}. Pass a branch, tag, sha or "
             "HEAD~N that exists, e.g. --rev origin/main..HEAD.",

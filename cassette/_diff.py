@@ -47,8 +47,24 @@ def field_diff(actual: Any, recorded: Any) -> list[tuple[str, Any, Any]]:
     return out
 
 
+def _around(text: str, start: int, width: int) -> str:
+    """``text[start:start + width]`` quoted, with ``…`` where it was cut."""
+    piece = text[start : start + width].replace("\n", "\\n")
+    return '"' + ("…" if start else "") + piece + ("…" if start + width < len(text) else "") + '"'
+
+
+def _pair(a: Any, r: Any, width: int = 70) -> str:
+    """``a != r``; two long strings are shown around where they first differ, not from their start."""
+    if not (isinstance(a, str) and isinstance(r, str)) or max(len(a), len(r)) <= width - 2:
+        return f"{_short(a, width)} != {_short(r, width)}"
+    same = next((i for i, (x, y) in enumerate(zip(a, r)) if x != y), min(len(a), len(r)))
+    start = 0 if same < width - 30 else same - 20
+    return f"{_around(a, start, width - 10)} != {_around(r, start, width - 10)}"
+
+
 def format_diff(diffs: list[tuple[str, Any, Any]], limit: int = 8) -> list[str]:
-    lines = [f"{path}: {_short(a)} != {_short(r)}" for path, a, r in diffs[:limit]]
+    """One line per differing field: ``path: <this call> != <recorded>``."""
+    lines = [f"{path}: {_pair(a, r)}" for path, a, r in diffs[:limit]]
     if len(diffs) > limit:
         lines.append(f"… and {len(diffs) - limit} more differing fields")
     return lines

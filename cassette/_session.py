@@ -520,7 +520,9 @@ class Session:
                 if best is None or len(diffs) < best[0]:
                     best = (len(diffs), inter, diffs)
             if best is not None:
-                lines.append(f"Nearest recorded {kind} call is #{best[1].seq}; it differs in:")
+                lines.append(
+                    f"Nearest recorded {kind} call is #{best[1].seq}; it differs in (this call != recorded):"
+                )
                 lines.extend("  " + d for d in format_diff(best[2]))
         else:
             lines.append(f"The cassette holds no {kind} calls at all.")

@@ -169,7 +169,7 @@ def test_a_replay_miss_shows_the_message_and_the_test_line_not_cassette_source(
     result.stdout.fnmatch_lines(
         [
             "CassetteMiss: cassette *test_miss/test_agent.json has no recorded tool call matching tool*",
-            "Nearest recorded tool call is #0; it differs in:",
+            "Nearest recorded tool call is #0; it differs in (this call != recorded):",
             '  arguments.order_id: "B-2" != "A-1"',
             "Fix: re-record*",
             "raised from:",

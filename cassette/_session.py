@@ -33,6 +33,7 @@ from cassette._errors import (
 )
 from cassette._model import Cassette, Interaction
 from cassette._store import (
+    BlobStore,
     check_refs,
     default_store_for,
     load_cassette,
@@ -296,6 +297,8 @@ class Session:
         self._served: list[int] = []
         self._slots: list[Slot] = []
         self._served_by_kind: dict[str, int] = {}
+        self._verified: dict[str, int] = {}  # blobs checked by replay (see check_refs)
+        self._blobs: BlobStore | None = None  # replay: the cassette's store, its real path resolved once
         self._tokens_saved = 0
         self._token: contextvars.Token[Session | None] | None = None
         self._started = False
@@ -321,6 +324,7 @@ class Session:
                 # lazy: only keys are read now, each interaction is parsed when served
                 self.cassette = load_cassette(self.path.absolute(), self.store, lazy=True)
                 self._index = _index(self.cassette.match_keys())
+                self._blobs = BlobStore(self.cassette.store) if self.cassette.store else None
             finally:
                 if paused:
                     gc.enable()
@@ -404,7 +408,9 @@ class Session:
                 self.misses.append(miss)
             raise miss
         assert self.cassette is not None
-        check_refs(inter.request, self.cassette)  # a missing or tampered blob fails here, not silently
+        # a missing or tampered blob fails here, not silently; a history shared with earlier calls
+        # is not checked again (only the new nodes of a chain are read)
+        check_refs(inter.request, self.cassette, self._verified, self._blobs)
         response = inter.response
         if copy or self.cassette.response_holds_refs(pos):
             response = self.cassette.hydrate(response)

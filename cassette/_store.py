@@ -217,9 +217,19 @@ class BlobStore:
     def __init__(self, root: Path) -> None:
         # hydrate() builds one per call: re-parsing a Path costs more than the blob lookup itself
         self.root = root if isinstance(root, Path) else Path(root)
+        # the store's own real path, kept once a read succeeded: resolving it costs a system call
+        # per path component, as much as the rest of a read (replay reads a few blobs per call)
+        self._real_root: str | None = None
 
-    def path_for(self, blob_id: str) -> Path:
+    def path_for(self, blob_id: str, *, manifest: Path | None = None) -> Path:
+        """Where blob ``blob_id`` lives; an id that is not 40 lower-case hex digits is refused.
+
+        ``manifest``, the cassette holding the reference, is what the error names: the reference
+        is wrong there, not in the store.
+        """
         if not isinstance(blob_id, str) or not _BLOB_ID.fullmatch(blob_id):
+            if manifest is not None:
+                raise invalid_ref_error(manifest, blob_id)
             raise InvalidBlobRefError(
                 f"invalid blob reference {str(blob_id)[:80]!r} (expected 40 lower-case hex digits) "
                 f"for store {self.root}. The manifest was edited by hand or corrupted; re-record it.",
@@ -238,17 +248,19 @@ class BlobStore:
         return self.path_for(blob_id).is_file()
 
     def get(self, blob_id: str, *, manifest: Path | None = None) -> bytes:
-        target = self.path_for(blob_id)
+        target = self.path_for(blob_id, manifest=manifest)
         where = f" (referenced by {manifest})" if manifest else ""
         try:
-            real_root = os.path.realpath(self.root)
-            real = os.path.realpath(target)
-            if os.path.commonpath([real_root, real]) != real_root:
-                raise TamperedBlobError(
-                    f"blob {blob_id} in {self.root}{where} resolves outside the store (a symlink?). "
-                    "Remove it and re-record the cassette.",
-                    path=manifest or target,
-                )
+            real_root = self._real_root or os.path.realpath(self.root)
+            real = _unlinked(real_root, blob_id)
+            if real is None:  # a symlink in the store: where does it lead?
+                real = os.path.realpath(target)
+                if os.path.commonpath([real_root, real]) != real_root:
+                    raise TamperedBlobError(
+                        f"blob {blob_id} in {self.root}{where} resolves outside the store (a symlink?). "
+                        "Remove it and re-record the cassette.",
+                        path=manifest or target,
+                    )
             # O_NONBLOCK: a FIFO planted under a blob name must not block the reader forever
             fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
             with open(fd, "rb") as fh:
@@ -259,6 +271,7 @@ class BlobStore:
                         path=manifest or target,
                     )
                 data = fh.read()
+            self._real_root = real_root
         except FileNotFoundError:
             raise MissingBlobError(
                 f"blob {blob_id} is missing from {self.root}{where}. Commit the store's files "
@@ -278,6 +291,21 @@ class BlobStore:
                 path=manifest or target,
             )
         return data
+
+
+def _unlinked(real_root: str, blob_id: str) -> str | None:
+    """The blob's path under the store's real path when neither its folder nor its file is a symlink.
+
+    Then it is its own real path: two ``lstat`` calls instead of `os.path.realpath`'s one per
+    path component, which cost as much as the read itself. None: resolve it in full.
+    """
+    if os.name != "posix":  # a Windows junction is no symlink to lstat
+        return None
+    folder = os.path.join(real_root, blob_id[:2])
+    path = os.path.join(folder, blob_id[2:])
+    if stat.S_ISLNK(os.lstat(folder).st_mode) or stat.S_ISLNK(os.lstat(path).st_mode):
+        return None
+    return path
 
 
 def default_store_for(cassette_path: Path) -> Path:
@@ -382,38 +410,73 @@ def _chain(items: list[Any], store: BlobStore, threshold: int) -> dict[str, Any]
     return {**prev, "$chain": len(items)}
 
 
-def walk_chain(ref: dict[str, Any], read_json: Any, manifest: Path) -> list[Any]:
-    """The items of a chain reference, first to last; ``read_json(id)`` returns a verified node."""
+def invalid_ref_error(manifest: Path, blob_id: Any) -> InvalidBlobRefError:
+    """The error for a ``{"$blob": …}`` whose id is not a blob id, naming the manifest that holds it."""
+    return InvalidBlobRefError(
+        f"{manifest}: invalid blob reference {str(blob_id)[:80]!r} (expected 40 lower-case hex digits). "
+        f"The manifest was edited by hand or corrupted: restore it from git (git checkout -- {manifest}) "
+        "or re-record the cassette.",
+        path=manifest,
+    )
+
+
+def _chain_length(ref: dict[str, Any], manifest: Path) -> int:
     length = ref.get("$chain")
     if isinstance(length, bool) or not isinstance(length, int) or not 0 < length <= CHAIN_MAX:
         raise InvalidBlobRefError(
-            f"{manifest}: a chain reference has length {length!r}. Re-record the cassette.", path=manifest
+            f"{manifest}: a chain reference has length {length!r:.80}. Restore the cassette from git "
+            "or re-record it.",
+            path=manifest,
         )
+    return length
+
+
+def _chain_link(node_ref: Any, manifest: Path) -> Any:
+    """The blob id a chain link names; a link that is not a JSON blob reference is refused."""
+    if not isinstance(node_ref, dict) or not node_ref.get("$json"):
+        raise InvalidBlobRefError(
+            f"{manifest}: a chain node links to {node_ref!r:.80}, not to a JSON blob. Restore the "
+            "cassette and its blob store from git or re-record the cassette.",
+            path=manifest,
+        )
+    return node_ref.get("$blob")
+
+
+def _chain_node(node: Any, node_id: Any, manifest: Path) -> dict[str, Any]:
+    if not isinstance(node, dict) or node.keys() != {"item", "prev"}:
+        held = type(node).__name__ if not isinstance(node, dict) else f"the fields {sorted(node)!r:.80}"
+        raise TamperedBlobError(
+            f"{manifest}: blob {node_id} is not a chain node (an object with `item` and `prev` only; "
+            f"it holds {held}). Restore the blob store from git or re-record the cassette.",
+            path=manifest,
+        )
+    return node
+
+
+def _chain_count_error(manifest: Path, found: int, length: int) -> TamperedBlobError:
+    if found > length:
+        what = f"a chain is longer than the {length} items its reference declares"
+    else:
+        what = f"a chain has {found} items, its reference declares {length}"
+    return TamperedBlobError(
+        f"{manifest}: {what}. Restore the blob store from git or re-record the cassette.", path=manifest
+    )
+
+
+def walk_chain(ref: dict[str, Any], read_json: Any, manifest: Path) -> list[Any]:
+    """The items of a chain reference, first to last; ``read_json(id)`` returns a verified node."""
+    length = _chain_length(ref, manifest)
     items: list[Any] = []
     node_ref: Any = ref
     while node_ref is not None:
         if len(items) >= length:
-            raise TamperedBlobError(
-                f"{manifest}: a chain is longer than the {length} items its reference declares. "
-                "Restore the blob store from git or re-record the cassette.",
-                path=manifest,
-            )
-        if not isinstance(node_ref, dict) or not node_ref.get("$json"):
-            raise InvalidBlobRefError(f"{manifest}: a chain node links to {node_ref!r:.80}.", path=manifest)
-        node = read_json(node_ref.get("$blob"))
-        if not isinstance(node, dict) or set(node) != {"item", "prev"}:
-            raise TamperedBlobError(
-                f"{manifest}: blob {node_ref.get('$blob')} is not a chain node. Re-record the cassette.",
-                path=manifest,
-            )
+            raise _chain_count_error(manifest, length + 1, length)
+        node_id = _chain_link(node_ref, manifest)
+        node = _chain_node(read_json(node_id), node_id, manifest)
         items.append(node["item"])
         node_ref = node["prev"]
     if len(items) != length:
-        raise TamperedBlobError(
-            f"{manifest}: a chain has {len(items)} items, its reference declares {length}. "
-            "Restore the blob store from git or re-record the cassette.",
-            path=manifest,
-        )
+        raise _chain_count_error(manifest, len(items), length)
     items.reverse()
     return items
 
@@ -494,7 +557,7 @@ def _hydrate(
                 path=manifest,
             )
         if not isinstance(blob_id, str):
-            store.path_for(blob_id)  # raises InvalidBlobRefError (and keeps a list out of the cache key)
+            raise invalid_ref_error(manifest, blob_id)  # (and keeps a list out of the cache key)
         is_json = bool(value.get("$json"))
         if "$chain" in value and store is not None:
             chain_store = store
@@ -546,41 +609,106 @@ def _decode_blob(data: bytes, blob_id: str, manifest: Path, is_json: bool) -> An
         ) from None
 
 
-def check_refs(value: Any, cassette: Cassette) -> None:
-    """Make sure every blob ``value`` references directly is present and intact (cached once read).
+_REF_FIELDS = frozenset(("$blob", "$json", "$chain"))
 
-    Cheaper than hydrating: nothing is rebuilt, and a blob already read is not read again.
+
+def check_refs(
+    value: Any, cassette: Cassette, verified: dict[str, int] | None = None, store: BlobStore | None = None
+) -> None:
+    """Make sure every blob ``value`` needs is present and intact: those it references, and theirs.
+
+    JSON blobs are read and their own references followed; a chain is walked node by node,
+    each checked for its shape, and its length against the one its reference declares.
+    Nothing is rebuilt. ``verified`` remembers, across calls, each blob that checked out with
+    everything below it (a text blob as 0, a JSON blob as -1, a chain node as the length of
+    the chain it ends): a chain is walked back only to the first node already checked, so
+    consecutive requests sharing a history read only their new nodes. What a call checks is
+    added to ``verified`` only when all of ``value`` checks out. ``store``, if given, is the
+    cassette's store read by every call (else one is made for this call).
+
+    Example::
+
+        check_refs(cassette.interactions[0].request, cassette)  # raises MissingBlobError, ...
     """
+    manifest = cassette.path
+    done: dict[str, int] = {} if verified is None else verified
+    new: dict[str, int] = {}  # checked by this call, kept only if the whole value checks out
     cache = cassette.blob_cache
-    store: BlobStore | None = None
-    for ref in blob_refs(value):
-        if ref in cache:
-            continue
+
+    def read(blob_id: str, is_json: bool) -> Any:
+        nonlocal store
+        hit = cache.get(blob_id)
+        if hit is not None and (hit[0] or not is_json):  # JSON that parsed is valid UTF-8 text too
+            return hit[1]
         if store is None:
             if cassette.store is None:
                 raise MissingBlobError(
-                    f"{cassette.path} references blob {ref!r} but has no blob store. Re-record the cassette.",
-                    path=cassette.path,
+                    f"{manifest} references blob {blob_id!r} but has no blob store. Re-record the cassette.",
+                    path=manifest,
                 )
             store = BlobStore(cassette.store)
-        data = store.get(ref, manifest=cassette.path)
-        cache[ref] = (False, _decode_blob(data, ref, cassette.path, False), len(data))
+        data = store.get(blob_id, manifest=manifest)
+        decoded = _decode_blob(data, blob_id, manifest, is_json)
+        if not is_json:  # text (a system prompt) is kept for hydration; parsed nodes are not needed
+            cache[blob_id] = (False, decoded, len(data))
+        return decoded
 
-
-def blob_refs(value: Any) -> list[str]:
-    """Every blob id referenced directly in ``value`` (not inside JSON blobs)."""
-    found: list[str] = []
     stack = [value]
     while stack:
         v = stack.pop()
-        if isinstance(v, dict):
-            ref = v.get("$blob")
-            if isinstance(ref, str):
-                found.append(ref)
-            stack.extend(v.values())
-        elif isinstance(v, list):
+        if isinstance(v, list):
             stack.extend(v)
-    return found
+            continue
+        if not isinstance(v, dict):
+            continue
+        if "$blob" not in v:
+            if "$literal" in v and len(v) == 1 and isinstance(v["$literal"], dict):
+                v = v["$literal"]  # user data: a "$blob" key inside it is not a reference
+            stack.extend(v.values())
+            continue
+        blob_id = v["$blob"]
+        if not isinstance(blob_id, str):
+            raise invalid_ref_error(manifest, blob_id)
+        if not v.keys() <= _REF_FIELDS:
+            raise InvalidBlobRefError(
+                f"{manifest}: a blob reference has unexpected fields {sorted(v)}. Restore the cassette "
+                "from git or re-record it.",
+                path=manifest,
+            )
+        if not v.get("$json"):
+            if blob_id not in done and blob_id not in new and blob_id not in cache:
+                read(blob_id, False)
+                new[blob_id] = 0
+        elif "$chain" not in v:
+            if not (done.get(blob_id) or new.get(blob_id)):  # unknown, or checked as text only
+                stack.append(read(blob_id, True))
+                new[blob_id] = -1  # its references are on the stack: checked before this call ends
+        else:
+            length = _chain_length(v, manifest)
+            walked: list[str] = []  # node ids, last to first, down to one already checked
+            below = 0  # the length of the chain ending at that node
+            node_id: Any = blob_id
+            while True:
+                if not isinstance(node_id, str):
+                    raise invalid_ref_error(manifest, node_id)
+                known = done.get(node_id) or new.get(node_id)
+                if known is not None and known > 0:
+                    below = known
+                    break
+                if len(walked) >= length:
+                    raise _chain_count_error(manifest, length + 1, length)
+                node = _chain_node(read(node_id, True), node_id, manifest)
+                walked.append(node_id)
+                stack.append(node["item"])
+                prev = node["prev"]
+                if prev is None:
+                    break
+                node_id = _chain_link(prev, manifest)
+            if below + len(walked) != length:
+                raise _chain_count_error(manifest, below + len(walked), length)
+            for n, node_id in enumerate(reversed(walked), below + 1):
+                new[node_id] = n
+    done.update(new)
 
 
 def holds_refs(value: Any) -> bool:

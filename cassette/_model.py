@@ -77,6 +77,15 @@ class Cassette:
         """Interaction ``i`` (a cassette opened for replay parses it here, when it is served)."""
         return self.interactions[i]
 
+    def redacted_keys(self) -> dict[str, list[int]]:
+        """Redacted match key -> the positions recorded with it, last first (see `redacted_key`)."""
+        out: dict[str, list[int]] = {}
+        for pos in range(len(self.match_keys()) - 1, -1, -1):
+            key = self.item(pos).extra.get("redacted_key")
+            if isinstance(key, str):
+                out.setdefault(key, []).append(pos)
+        return out
+
     def response_holds_refs(self, i: int) -> bool:
         """Whether interaction ``i``'s response may hold blob references (must be hydrated to be read)."""
         from cassette._store import holds_refs

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import re
 import sys
 import threading
 from collections.abc import Iterable
@@ -147,6 +149,24 @@ def normalize(request: dict[str, Any], kind: str) -> dict[str, Any]:
     """Run the ``cassette_normalize`` hooks on a request (in place) and return it."""
     get_plugin_manager().hook.cassette_normalize(request=request, kind=kind)
     return request
+
+
+# what the built-in redactors leave in place of a secret: `<redacted>` (a secret field) and
+# `<redacted:RULE_ID>` (a secret found in text)
+_PLACEHOLDER = re.compile(rb"<redacted(?::[A-Za-z0-9_.-]{0,64})?>")
+
+
+def redacted_key(request: dict[str, Any]) -> str:
+    """The match key of an already redacted request, every redaction placeholder made the same.
+
+    A replayed tool result, or model output, holds placeholders where the live run had
+    secrets, so a request built from it cannot have the recorded key (the recorded key
+    hashes the real secret). Redacting both sides and hashing them with the placeholders
+    made alike lets such a request find its recording.
+    """
+    from cassette._store import canonical_json
+
+    return hashlib.sha256(_PLACEHOLDER.sub(b"<redacted>", canonical_json(request))).hexdigest()
 
 
 def redacted(data: Any, kind: str, part: str) -> Any:

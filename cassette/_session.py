@@ -297,6 +297,7 @@ class Session:
         self._served: list[int] = []
         self._slots: list[Slot] = []
         self._served_by_kind: dict[str, int] = {}
+        self._redacted: dict[str, list[int]] | None = None  # replay: redacted key -> positions
         self._verified: dict[str, int] = {}  # blobs checked by replay (see check_refs)
         self._blobs: BlobStore | None = None  # replay: the cassette's store, its real path resolved once
         self._tokens_saved = 0
@@ -402,6 +403,10 @@ class Session:
                 self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
             else:
                 inter = None
+        if inter is None and self.cassette is not None:
+            found = self._serve_redacted(kind, request)
+            if found is not None:
+                pos, inter = found
         if inter is None:
             miss = self._explain_miss(kind, request, key)
             with self._lock:
@@ -426,6 +431,41 @@ class Session:
             with self._lock:
                 self._tokens_saved += tokens
         return Interaction(inter.seq, inter.kind, inter.key, inter.request, response, inter.extra)
+
+    def _serve_redacted(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
+        """Replay, after a miss: the recorded call whose redacted request matches this one's.
+
+        A request rebuilt from replayed, redacted data (a tool result or model output that
+        held a secret when recorded) holds placeholders where the live run had the secret.
+        """
+        from cassette._plugins import redacted, redacted_key
+
+        assert self.cassette is not None
+        if self._redacted is None:
+            self._redacted = self.cassette.redacted_keys()  # read once, on the first miss
+        if not self._redacted:
+            return None
+        positions = self._redacted.get(redacted_key(redacted(request, kind, "request")))
+        with self._lock:
+            keys = self.cassette.match_keys()
+            while positions:
+                pos = positions.pop()
+                if self.cassette.item(pos).kind != kind:
+                    continue
+                entry = self._index.get(keys[pos])
+                if entry == pos:
+                    del self._index[keys[pos]]
+                elif isinstance(entry, list) and pos in entry:
+                    entry.remove(pos)
+                    if not entry:
+                        del self._index[keys[pos]]
+                else:
+                    continue  # already served by its own key
+                inter = self.cassette.item(pos)
+                self._served.append(inter.seq)
+                self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
+                return pos, inter
+        return None
 
     def begin(self, kind: str, request: dict[str, Any]) -> Slot:
         """Record: reserve this call's place in the order before it runs."""
@@ -571,7 +611,7 @@ class Session:
                 warnings.warn(message, CassetteWarning, stacklevel=3)
 
     def _finish_record(self, exc: BaseException | None) -> None:
-        from cassette._plugins import redacted
+        from cassette._plugins import redacted, redacted_key
 
         interactions = []
         for seq, slot in enumerate(self._live_slots()):
@@ -580,13 +620,13 @@ class Session:
                 response = slot.partial() if slot.partial is not None else {}
             if not slot.done:
                 response = dict(response, incomplete=True)
+            request = redacted(slot.request, slot.kind, "request")
+            # a request that held a secret also gets the key of its redacted form: replay finds it
+            # by that key when the request is rebuilt from redacted tool results or model output
+            extra = {"redacted_key": redacted_key(request)} if request != slot.request else {}
             interactions.append(
                 Interaction(
-                    seq,
-                    slot.kind,
-                    slot.key,
-                    redacted(slot.request, slot.kind, "request"),
-                    redacted(response, slot.kind, "response"),
+                    seq, slot.kind, slot.key, request, redacted(response, slot.kind, "response"), extra
                 )
             )
         new = Cassette(path=self.path, interactions=interactions, store=self.store)

@@ -1039,6 +1039,11 @@ class _LazyCassette(Cassette):
     def match_keys(self) -> list[str]:
         return self._keys
 
+    def redacted_keys(self) -> dict[str, list[int]]:
+        if "interactions" not in self.__dict__ and b'"redacted_key"' not in self._source.data:
+            return {}  # no request of this cassette held a secret: nothing to parse
+        return super().redacted_keys()
+
     def response_holds_refs(self, i: int) -> bool:
         if "interactions" in self.__dict__:
             return super().response_holds_refs(i)

@@ -1,0 +1,107 @@
+"""Redaction never breaks replay: a request rebuilt from redacted data finds its recording.
+
+A tool result (or model output) that held a secret is stored, and so replayed, with a
+placeholder; an agent that puts it into its next prompt sends a request that differs
+from the live one. The recording keeps a second key, of its redacted request, and
+replay falls back to it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from openai import OpenAI
+
+import cassette
+from cassette.devserver import DevServer
+
+TOKEN = "a8f5f167f44f4964e6c998dee827110c"  # what a session token looks like: the redactor takes it
+
+
+def _dead_client() -> OpenAI:
+    # replay must not need the server: nothing listens on port 1
+    return cassette.instrument(OpenAI(base_url="http://127.0.0.1:1/v1", api_key="sk-test", max_retries=0))
+
+
+@cassette.tool
+def get_account(user: str) -> dict[str, str]:
+    return {"user": user, "plan": "pro", "session_token": TOKEN}
+
+
+def _agent(client: OpenAI) -> str:
+    account = get_account("bob")
+    reply = client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "summarise: " + json.dumps(account)}]
+    )
+    return reply.choices[0].message.content or ""
+
+
+def test_a_prompt_built_from_a_redacted_tool_result_replays(openai_client: OpenAI, tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        live = _agent(openai_client)
+    text = path.read_text()
+    assert TOKEN not in text  # the secret never reaches disk
+    doc = json.loads(text)
+    tool, llm = doc["interactions"]
+    assert "redacted_key" in llm and llm["redacted_key"] != llm["key"]
+    assert "redacted_key" not in tool  # its request (the user name) held no secret
+
+    with cassette.using(path, mode="replay", unused="error") as session:
+        # the tool replays its redacted result, so this prompt says <redacted> where the token was
+        assert _agent(_dead_client()) == live
+    assert session.stats()["served"] == {"tool": 1, "llm": 1}
+
+
+def test_a_secret_that_differs_on_replay_still_matches(devserver: DevServer, tmp_path: Path) -> None:
+    # recorded with one key in the prompt, replayed in CI where another (or a dummy) is set
+    recorded = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8t" + "T3BlbkFJ" + "Uv1wXy4zAb7cDe0fGh3iJk6l"
+    other = "sk-proj-" + "Zy9xWv8uTs7rQp6oNm5lKj4i" + "T3BlbkFJ" + "Hg3fEd2cBa1zYx0wVu9tSr8q"
+    path = tmp_path / "c.json"
+
+    def ask(client: OpenAI, key: str) -> str:
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": f"is {key} still valid?"}]
+        )
+        return reply.choices[0].message.content or ""
+
+    live_client = cassette.instrument(
+        OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0)
+    )
+    with cassette.using(path, mode="record"):
+        live = ask(live_client, recorded)
+    assert recorded not in path.read_text()
+    with cassette.using(path, mode="replay"):
+        assert ask(_dead_client(), other) == live
+
+
+def test_a_request_that_differs_beyond_its_secrets_is_still_a_miss(
+    openai_client: OpenAI, tmp_path: Path
+) -> None:
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        _agent(openai_client)
+
+    @cassette.tool(name="get_account")
+    def get_other_account(user: str) -> dict[str, str]:
+        return {"user": user, "plan": "pro", "session_token": TOKEN}
+
+    with pytest.raises(cassette.CassetteMiss, match="summarise briefly"), cassette.using(path, mode="replay"):
+        account = get_other_account("bob")
+        _dead_client().chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "summarise briefly: " + json.dumps(account)}],
+        )
+
+
+def test_each_recorded_call_is_served_once_through_either_key(openai_client: OpenAI, tmp_path: Path) -> None:
+    # the same prompt twice: each replayed call takes the next recording, none is served twice
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        first, second = _agent(openai_client), _agent(openai_client)
+    with pytest.raises(cassette.CassetteMiss, match="called 3 times"), cassette.using(path, mode="replay"):
+        client = _dead_client()
+        assert (_agent(client), _agent(client)) == (first, second)
+        _agent(client)  # a third time: both recordings are used up

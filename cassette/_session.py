@@ -146,6 +146,7 @@ class RunStats:
     replayed: int = 0
     recorded: int = 0
     rerecorded: int = 0
+    failed: int = 0  # recordings whose test failed: kept as <name>.failed.json
     drifted: int = 0
     served: dict[str, int] = field(default_factory=dict)
     recorded_calls: dict[str, int] = field(default_factory=dict)
@@ -156,6 +157,7 @@ class RunStats:
         self.replayed += other["replayed"]
         self.recorded += other["recorded"]
         self.rerecorded += other["rerecorded"]
+        self.failed += other.get("failed", 0)
         self.drifted += other["drifted"]
         self.tokens_saved += other["tokens_saved"]
         for k, v in other["served"].items():
@@ -169,6 +171,7 @@ class RunStats:
             "replayed": self.replayed,
             "recorded": self.recorded,
             "rerecorded": self.rerecorded,
+            "failed": self.failed,
             "drifted": self.drifted,
             "served": dict(self.served),
             "recorded_calls": dict(self.recorded_calls),
@@ -547,10 +550,11 @@ class Session:
         assert self.cassette is not None
         same_key = [i for i in self.cassette.interactions if i.key == key]
         if same_key:
+            times = "once" if len(same_key) == 1 else f"{len(same_key)} times"
             message = (
-                f"cassette {full}: {what} was called {len(same_key) + 1} times but recorded only "
-                f"{len(same_key)} times. Re-record (CASSETTE_MODE=rerecord, then `cassette accept`) if the "
-                "agent now makes this call more often."
+                f"cassette {full}: {what} was called {len(same_key) + 1} times but recorded only {times}. "
+                "Re-record (CASSETTE_MODE=rerecord, then `cassette accept`) if the agent now makes this "
+                "call more often."
             )
             return CassetteMiss(message, path=full, request=shown)
         candidates = [i for i in self.cassette.interactions if i.kind == kind]
@@ -641,7 +645,18 @@ class Session:
         self.written = target
         self.cassette = new
         if exc is not None:
+            self._count("failed")  # its calls were made live all the same
             return
+        if not interactions:
+            warnings.warn_explicit(
+                f"cassette {self.path.absolute()}: recorded no calls. Is the client instrumented "
+                "(`client = cassette.instrument(OpenAI())`, or `http_client=cassette.http_client()`), "
+                "and each tool decorated with @cassette.tool? An SDK client made without it calls the "
+                "network directly, unrecorded.",
+                CassetteWarning,
+                filename=str(self.path),  # shown where the warning is about, not in our source
+                lineno=1,
+            )
         stale = failed_path(self.path)
         if stale.exists():
             stale.unlink()

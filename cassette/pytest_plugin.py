@@ -931,9 +931,10 @@ def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
     """The terminal summary: one line per category (plus the files a reader must act on)."""
     s = state.stats
     out: list[tuple[str, dict[str, bool]]] = []
-    if s.replayed or s.recorded or s.rerecorded:
+    if s.replayed or s.recorded or s.rerecorded or s.failed:
         out.append((f"replayed: {s.replayed} cassette(s), {_calls(s.served)} served", {}))
-        out.append((f"recorded: {s.recorded} cassette(s), {_calls(s.recorded_calls)} made live", {}))
+        failed = f" (and {s.failed} failed test(s) whose calls are kept in *.failed.json)" if s.failed else ""
+        out.append((f"recorded: {s.recorded} cassette(s){failed}, {_calls(s.recorded_calls)} made live", {}))
         drift = f", {s.drifted} with drift" if s.drifted else ", no drift"
         hint = " (review: cassette drift; keep: cassette accept)" if s.rerecorded else ""
         out.append((f"re-recorded: {s.rerecorded} cassette(s){drift}{hint}", {"yellow": bool(s.drifted)}))

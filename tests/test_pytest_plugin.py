@@ -748,3 +748,42 @@ def test_doc_config_examples_parse_and_the_table_lists_every_key(tmp_path: Path)
     table = DOC.read_text(encoding="utf-8").split("## Configuration", 1)[1]
     listed = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
     assert listed == set(_TYPES)
+
+
+def test_the_summary_counts_the_calls_of_a_test_that_failed_while_recording(suite: pytest.Pytester) -> None:
+    # before: a failed recording's live calls (tokens spent) were left out of "made live"
+    suite.makepyfile(
+        test_fails=HEADER
+        + """
+@pytest.mark.cassette
+def test_good():
+    ask("one")
+
+@pytest.mark.cassette
+def test_bad():
+    ask("two")
+    ask("three")
+    assert False, "the agent got it wrong"
+"""
+    )
+    result = suite.runpytest("--cassette-mode=record", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "recorded: 1 cassette(s) (and 1 failed test(s) whose calls are kept in *.failed.json), "
+            "3 LLM calls made live"
+        ]
+    )
+    assert (suite.path / "tests" / "cassettes" / "test_fails" / "test_bad.failed.json").is_file()
+
+
+def test_recording_no_calls_warns_that_the_client_may_not_be_instrumented(
+    devserver: DevServer, tmp_path: Path
+) -> None:
+    from openai import OpenAI
+
+    plain = OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0)  # not instrumented
+    with pytest.warns(cassette.CassetteWarning, match=r"recorded no calls\. Is the client instrumented"):
+        with cassette.using(tmp_path / "c.json", mode="record"):
+            plain.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+    assert json.loads((tmp_path / "c.json").read_text())["interactions"] == []

@@ -2,7 +2,7 @@
 
 anthropic wraps any exception that is not its own in a retried ``APIConnectionError``:
 a missing blob or a damaged record was reported as "Connection error", then, on the
-retry, as a miss ("called 2 times but recorded only 1 times").
+retry, as a miss ("called 2 times but recorded only once").
 """
 
 from __future__ import annotations

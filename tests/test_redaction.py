@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -129,3 +130,21 @@ def test_a_tool_returning_bytes_has_its_text_redacted() -> None:
     assert isinstance(replayed, bytes)
     assert replayed.startswith(b"HOME=/root\nOPENAI_API_KEY=") and OPENAI_KEY.encode() not in replayed
     assert b"redacted" in replayed
+
+
+@cassette.tool
+def read_binary_dump(name: str) -> bytes:
+    return b"\xff\xfe\x00\x01 header " + OPENAI_KEY.encode() + b" \x80\x81 trailer"
+
+
+def test_a_tool_returning_binary_bytes_around_a_key_has_only_the_key_redacted() -> None:
+    # before: bytes that are not UTF-8 were stored as they came, key and all
+    with cassette.using(CASSETTE, mode="record"):
+        live = read_binary_dump("core")
+    files = _files()
+    assert OPENAI_KEY not in files and base64.b64encode(live).decode() not in files
+    with cassette.using(CASSETTE, mode="replay"):
+        replayed = read_binary_dump("core")
+    assert replayed.startswith(b"\xff\xfe\x00\x01 header <redacted:") and replayed.endswith(
+        b" \x80\x81 trailer"
+    )

@@ -129,12 +129,18 @@ def _redact_bytes(value: dict[str, Any], text: Any) -> None:
     import binascii
 
     try:
-        decoded = base64.b64decode(value["$bytes"], validate=True).decode("utf-8")
+        raw = base64.b64decode(value["$bytes"], validate=True)
     except (binascii.Error, ValueError, TypeError):
-        return  # binary data, not text
+        return  # not base64: left as it is
+    try:
+        decoded, encoding = raw.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        # not UTF-8 (binary around text, a legacy encoding): latin-1 maps each byte to one
+        # character and back, so only the bytes of a key (ASCII) are replaced
+        decoded, encoding = raw.decode("latin-1"), "latin-1"
     clean = _walk(decoded, frozenset(), frozenset(), frozenset(), text)
     if clean != decoded:
-        value["$bytes"] = base64.b64encode(clean.encode("utf-8")).decode("ascii")
+        value["$bytes"] = base64.b64encode(clean.encode(encoding)).decode("ascii")
 
 
 def _walk(

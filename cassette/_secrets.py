@@ -7,8 +7,10 @@ and runs the rule's regex only at each hit, so text without a hit costs one
 ``find`` per literal; that keeps a pure-Python scan of megabytes of JSON
 cassettes fast. JSON files are scanned twice over: the raw text, and every
 decoded string (with its key as context, descending into strings that hold JSON,
-such as a tool call's ``arguments``), so a key escaped inside JSON inside JSON
-is found and reported with its JSON path and line.
+such as a tool call's ``arguments``, and base64 in a tool's bytes result,
+``{"$bytes": ...}``), so a key escaped inside JSON inside JSON is found and
+reported with its JSON path and line. Binary content is scanned for key shapes
+in its runs of printable text, as ``strings`` prints them.
 
 A :class:`Finding` never holds the secret: only a masked form and a stable
 fingerprint, which is also what ``[tool.cassette] secrets_allow`` lists.
@@ -16,10 +18,13 @@ fingerprint, which is also what ``[tool.cassette] secrets_allow`` lists.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import math
 import os
 import re
+import string
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -125,6 +130,11 @@ class Finding:
         return f"{self.file}:{self.line}: {self.rule} {self.masked}{where} (fingerprint {self.fingerprint})"
 
 
+# Bumped whenever what a scan finds changes without a rule changing (how text, JSON, $bytes or
+# binary content is read): the staged scan's cache keys on it as well as on the rules.
+SCAN_VERSION = 2
+
+
 def shannon_entropy(text: str) -> float:
     """Shannon entropy of ``text`` in bits per character.
 
@@ -135,7 +145,14 @@ def shannon_entropy(text: str) -> float:
     n = len(text)
     if not n:
         return 0.0
-    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
+    counts = Counter(text).values()
+    if n < len(_C_LOG2_C):  # -sum(c/n * log2(c/n)) = log2(n) - sum(c * log2(c)) / n, summed in C
+        return max(math.log2(n) - sum(map(_C_LOG2_C.__getitem__, counts)) / n, 0.0)
+    return -sum(c / n * math.log2(c / n) for c in counts)
+
+
+# c * log2(c) for each count c a secret's characters can have (every rule's value is shorter)
+_C_LOG2_C = [0.0, *(c * math.log2(c) for c in range(1, 4097))]
 
 
 def fingerprint(rule_id: str, secret: str) -> str:
@@ -357,13 +374,17 @@ class _Engine:
         starts: list[int] | None = None,
         cands: list[int] | None = None,
         cut: _Cut | None = None,
+        keyword_cands: list[int] | None = None,
+        keywords: bool = True,
     ) -> list[_Hit]:
         """Secrets in ``data``, overlaps resolved in rule order.
 
         With ``starts`` (segment offsets, segments separated by one byte), a
         match never crosses from one segment into the next. ``cands`` collects
         the offset of every literal and keyword found (whether or not a rule
-        matched there). ``cut`` is :meth:`cut_of` ``data``, if the caller made it.
+        matched there), ``keyword_cands`` those of keywords alone. ``cut`` is
+        :meth:`cut_of` ``data``, if the caller made it. ``keywords=False``
+        looks for key shapes (prefixes) only, not for values a keyword announces.
         """
         raw: set[_Hit] = set()
         for tables, cut_runs in ((self.whole, False), (self.cut, True)):
@@ -377,9 +398,15 @@ class _Engine:
                     hay, origin = c.text, c.origin
             if tables.prefixes:
                 self._scan_table(tables.prefixes, hay, data, starts, raw, origin, cands)
-            if tables.keywords:
+            if tables.keywords and keywords:
                 # bytes.lower() is ASCII-only, so offsets stay put
-                self._scan_table(tables.keywords, hay.lower(), data, starts, raw, origin, cands)
+                found: list[int] | None = [] if cands is not None or keyword_cands is not None else None
+                self._scan_table(tables.keywords, hay.lower(), data, starts, raw, origin, found)
+                if found:
+                    if cands is not None:
+                        cands.extend(found)
+                    if keyword_cands is not None:
+                        keyword_cands.extend(found)
         for i in self.full:
             for m in self.bregex[i].finditer(data):
                 s0, e0 = _secret_span(m)
@@ -594,8 +621,11 @@ class Scanner:
         """Findings in one file's content, sorted by line, allow-listed ones dropped.
 
         ``as_json=None`` treats content that parses as JSON (an object or a
-        list) as JSON and anything else as text; binary content (a NUL byte in
-        the first 8 KiB) has no findings.
+        list) as JSON and anything else as text. Content with a NUL byte in its
+        first 8 KiB is text with stray control bytes when they are few there
+        (they are read as spaces), and binary otherwise: its runs of 16 or more
+        printable ASCII characters, as ``strings`` prints them, are scanned for
+        key shapes (rules with a prefix).
 
         Example::
 
@@ -631,16 +661,35 @@ class Scanner:
     # -- internals -----------------------------------------------------------
 
     def _scan_bytes(self, raw: bytes, as_json: bool | None) -> list[_Row]:
-        if b"\x00" in raw[:8192]:
-            return []
+        if b"\x00" in raw[:_SAMPLE]:
+            if not _mostly_text(raw):
+                return self._scan_binary(raw)
+            raw = raw.translate(_CONTROL_AS_SPACE)  # same length: lines and offsets stay
+        rows = self._scan_text(raw, as_json)
+        decoded = _base64_file(raw)
+        if decoded is not None:
+            # one base64 string, a tool's bytes result moved to the blob store: its one line, decoded
+            rows.extend((r, 1, path, m, fp) for r, _, path, m, fp in self._scan_bytes(decoded, None))
+        return rows
+
+    def _scan_text(self, raw: bytes, as_json: bool | None) -> list[_Row]:
         engine = self._engine
         cands: list[int] = []
+        keyword_cands: list[int] = []
         cut = engine.cut_of(raw)
-        raw_hits = engine.hits(raw, cands=cands, cut=cut)
-        if not raw_hits and not _escape_may_hide(raw, cands, cut.text if cut is not None else raw):
+        raw_hits = engine.hits(raw, cands=cands, cut=cut, keyword_cands=keyword_cands)
+        short = cut.text if cut is not None else raw  # everything but the middle of long base64 runs
+        if (
+            not raw_hits
+            and not _escape_may_hide(raw, cands, short)
+            and b"$bytes" not in short
+            and not _keyword_list(raw, keyword_cands)
+        ):
             # A decoded string holds its literals as the raw text does, so with no raw hit
             # only a JSON escape can hide one: a literal written escaped (\u0067hp_...), or
-            # the character just before a literal written as an escape (\u201csk-...)
+            # the character just before a literal written as an escape (\u201csk-...). So can
+            # a list under a keyword key (the raw text names the key only before its first
+            # item) and base64 in a tool's bytes result ({"$bytes": ...}).
             return []
         lines = _LineIndex(raw)
         raw_rows = [self._row(i, raw[s:e], lines.line(s), None) for i, s, e in raw_hits]
@@ -653,14 +702,33 @@ class Scanner:
         if not isinstance(doc, dict | list):
             return raw_rows
         try:
-            rows = self._scan_decoded(
-                doc, raw, lines, _holding(raw, cands, cut.text if cut is not None else raw)
-            )
+            rows = self._scan_decoded(doc, raw, lines, _holding(raw, cands, short))
         except RecursionError:
             return raw_rows
         seen = {(r[0], r[1], r[3]) for r in rows}
         rows.extend(r for r in raw_rows if (r[0], r[1], r[3]) not in seen)
         rows.sort(key=lambda r: (r[1], r[2] or ""))
+        return rows
+
+    def _scan_binary(self, raw: bytes) -> list[_Row]:
+        """Key shapes in the printable runs of binary data, each run scanned as a text of its own.
+
+        Only rules with a literal prefix look: string tables put unrelated strings side by
+        side (``secretKeyRef`` beside a type name), which values announced by a keyword
+        would be read from.
+        """
+        if raw[2:4] == b"\r\n" and raw[16:17] == b"\xe3":
+            return []  # compiled Python (a .pyc header, then a code object): its source is scanned
+        runs = _printable_runs(raw)
+        if not runs:
+            return []  # random or compressed bytes (images, archives): one translate and one find
+        text = b"\n".join(raw[s:e] for s, e in runs)
+        starts = [0, *accumulate(e - s + 1 for s, e in runs)][:-1]
+        lines = _LineIndex(raw)
+        rows: list[_Row] = []
+        for i, s, e in self._engine.hits(text, starts, keywords=False):
+            seg = bisect_right(starts, s) - 1
+            rows.append(self._row(i, text[s:e], lines.line(runs[seg][0] + s - starts[seg]), None))
         return rows
 
     def _scan_decoded(
@@ -670,15 +738,23 @@ class Scanner:
         lines: _LineIndex,
         holding: set[str] | None,
     ) -> list[_Row]:
-        texts: list[str] = []
-        paths: list[tuple[str | int, ...]] = []
+        got = _Texts()
         engine = self._engine
-        if holding is None or engine.full:
-            _collect(doc, (), None, texts, paths, None)
+        if isinstance(doc, dict) and _is_bytes(doc):
+            _collect_bytes(doc, (), None, got)
+        elif holding is None or engine.full:
+            _collect(doc, (), None, got, None)
         else:
-            _collect(doc, (), None, texts, paths, _Only(holding, engine.has_keyword))
+            _collect(doc, (), None, got, _Only(holding, engine.has_keyword))
+        rows: list[_Row] = []
+        for path, value, data in got.binary:
+            # binary bytes: key shapes in their printable runs, on the line of their base64
+            line = lines.line(max(_locate(raw, value.encode(), 0), 0))
+            named = _format_path(path)
+            rows.extend((r, line, named, m, fp) for r, _, _, m, fp in self._scan_binary(data))
+        texts = got.texts
         if not texts:
-            return []
+            return rows
         joined = "\n".join(texts)
         data = joined.encode("utf-8", "surrogatepass")
         if joined.isascii():
@@ -686,16 +762,17 @@ class Scanner:
         else:
             sizes = (len(t.encode("utf-8", "surrogatepass")) + 1 for t in texts)
         starts = [0, *accumulate(sizes)][:-1]
-        rows: list[_Row] = []
         after: dict[bytes, int] = {}
         for i, s, e in engine.hits(data, starts):
             secret = data[s:e]
             seg = bisect_right(starts, s) - 1
-            offset = _locate(raw, secret, after.get(secret, 0))
+            # a secret decoded from base64 is not in the file: its line is the base64 value's
+            where = got.encoded[seg].encode() if seg in got.encoded else secret
+            offset = _locate(raw, where, after.get(where, 0))
             if offset >= 0:
-                after[secret] = offset + 1
+                after[where] = offset + 1
             line = lines.line(offset) if offset >= 0 else 1
-            rows.append(self._row(i, secret, line, _format_path(paths[seg])))
+            rows.append(self._row(i, secret, line, _format_path(got.paths[seg])))
         return rows
 
     def _row(self, i: int, secret: bytes, line: int, path: str | None) -> _Row:
@@ -720,6 +797,67 @@ class _LineIndex:
             self._offsets.insert(j + 1, offset)
             self._lines.insert(j + 1, line)
         return line
+
+
+# Content with a NUL in its first _SAMPLE bytes is text with stray control bytes when at most
+# 1/32 of the bytes sampled are controls (tab, line breaks, form feed and ESC, for ANSI colours,
+# are text), and binary otherwise: random or compressed bytes are one-eighth controls.
+_SAMPLE = 8192
+_CONTROL = bytes([*range(0x00, 0x09), *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])
+_CONTROL_AS_SPACE = bytes(0x20 if i in _CONTROL else i for i in range(256))
+_PRINTABLE_CLASS = bytes(0x61 if 0x20 <= i < 0x7F or i in (0x09, 0x0A, 0x0D) else 0x20 for i in range(256))
+# the shortest run of printable ASCII scanned in binary data: random bytes hold shorter ones by the
+# thousand (a 16-character run once in ~8 MB), a key with what announces it is longer
+_STRINGS_MIN = 16
+_STRINGS_NEEDLE = b"a" * _STRINGS_MIN
+
+
+def _mostly_text(data: bytes) -> bool:
+    """Whether content with a NUL in its first 8 KiB is text with stray control bytes, not binary."""
+    sample = data[:_SAMPLE]
+    return (len(sample) - len(sample.translate(None, _CONTROL))) * 32 <= len(sample)
+
+
+def _printable_runs(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each run of 16 or more printable ASCII characters: what ``strings`` prints."""
+    find = data.translate(_PRINTABLE_CLASS).find
+    runs: list[tuple[int, int]] = []
+    s = find(_STRINGS_NEEDLE)
+    while s >= 0:
+        e = find(b" ", s + _STRINGS_MIN)
+        if e < 0:
+            e = len(data)
+        runs.append((s, e))
+        s = find(_STRINGS_NEEDLE, e)
+    return runs
+
+
+_BASE64_ALPHABET = (string.ascii_letters + string.digits + "+/").encode()
+
+
+def _base64_file(raw: bytes) -> bytes | None:
+    """The bytes a file holding one padded base64 string encodes (a ``$bytes`` value in the blob store)."""
+    if len(raw) < 16 or len(raw) % 4 or raw[:64].translate(None, _BASE64_ALPHABET).strip(b"="):
+        return None
+    if raw.translate(None, _BASE64_ALPHABET) not in (b"", b"=", b"=="):
+        return None
+    try:
+        return base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        return None  # the padding is not at the end
+
+
+# After a keyword, the rest of a JSON key (escaped or not, inside JSON inside JSON) and a list:
+# the raw text names the key only before the list's first item, the decoded pass before each.
+_KEY_BEFORE_LIST = re.compile(rb'[A-Za-z0-9_.-]{0,40}\\*"\s*:\s*\[')
+
+
+def _keyword_list(raw: bytes, keyword_cands: list[int]) -> bool:
+    """Whether a keyword at one of ``keyword_cands`` is in a JSON key whose value is a list."""
+    match = _KEY_BEFORE_LIST.match
+    find = raw.find
+    # most keywords are in keys of numbers (`prompt_tokens`): a find rules them out cheaper than a match
+    return any(find(b"[", p, p + 64) >= 0 and match(raw, p) is not None for p in keyword_cands)
 
 
 # A JSON escape that spells a printable ASCII character (\/ or \u0041): a literal
@@ -799,19 +937,30 @@ def _locate(raw: bytes, secret: bytes, start: int) -> int:
     return raw.find(secret[-8:]) if len(secret) > 8 else -1
 
 
+class _Texts:
+    """What :func:`_collect` gathers: each string to scan (its key as context) with its JSON path,
+    which of them were decoded from base64 (their index: that base64), and binary ``$bytes`` data."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.paths: list[tuple[str | int, ...]] = []
+        self.encoded: dict[int, str] = {}
+        self.binary: list[tuple[tuple[str | int, ...], str, bytes]] = []
+
+
 def _collect(
     node: dict[str, Any] | list[Any],
     path: tuple[str | int, ...],
     key: str | None,
-    texts: list[str],
-    paths: list[tuple[str | int, ...]],
+    out: _Texts,
     only: _Only | None,
 ) -> None:
     """Every string under ``node`` in document order, each with its key as context.
 
     With ``only``, a string is taken only if it, or its key, is one of the
     strings whose raw form holds a literal, or its key holds a keyword: no
-    other string can have a finding.
+    other string can have a finding. A tool's bytes result (``{"$bytes":
+    base64}``) is always taken, decoded: its literals are not in the raw text.
     """
     items: Iterable[tuple[str | int, Any]] = node.items() if isinstance(node, dict) else enumerate(node)
     for k, v in items:
@@ -833,12 +982,51 @@ def _collect(
                 except orjson.JSONDecodeError:
                     inner = None
                 if isinstance(inner, dict | list):
-                    _collect(inner, sub, ctx, texts, paths, None)
+                    _collect(inner, sub, ctx, out, None)
                     continue
-            texts.append(f'"{ctx}": "{v}"' if ctx is not None else v)
-            paths.append(sub)
+            out.texts.append(f'"{ctx}": "{v}"' if ctx is not None else v)
+            out.paths.append(sub)
+        elif t is dict and len(v) == 1 and type(v.get("$bytes")) is str:
+            _collect_bytes(v, (*path, k), k if isinstance(k, str) else key, out)
         elif t is dict or t is list:
-            _collect(v, (*path, k), k if isinstance(k, str) else key, texts, paths, only)
+            _collect(v, (*path, k), k if isinstance(k, str) else key, out, only)
+
+
+def _is_bytes(node: dict[str, Any]) -> bool:
+    return len(node) == 1 and type(node.get("$bytes")) is str
+
+
+def _collect_bytes(node: dict[str, Any], path: tuple[str | int, ...], key: str | None, out: _Texts) -> None:
+    """What :func:`_collect` takes of a ``{"$bytes": base64}`` value: its text (JSON in it descended
+    into), or its bytes when they are binary."""
+    value = node["$bytes"]
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return
+    sub = (*path, "$bytes")
+    if b"\x00" in data[:_SAMPLE]:
+        if not _mostly_text(data):
+            out.binary.append((sub, value, data))
+            return
+        data = data.translate(_CONTROL_AS_SPACE)
+    text = data.decode("utf-8", "replace")
+    if not text:
+        return
+    first = len(out.texts)
+    inner = None
+    if text[0] in "{[" and text.rstrip()[-1:] in ("}", "]"):
+        try:
+            inner = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            inner = None
+    if isinstance(inner, dict | list):
+        _collect(inner, sub, key, out, None)
+    else:
+        out.texts.append(f'"{key}": "{text}"' if key is not None else text)
+        out.paths.append(sub)
+    for j in range(first, len(out.texts)):
+        out.encoded[j] = value
 
 
 class _Only:

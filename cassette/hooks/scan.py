@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from cassette._secrets import Finding, Scanner, SecretRule
+from cassette._secrets import SCAN_VERSION, Finding, Scanner, SecretRule
 from cassette._store import _BLOB_ID, BLOB_DIR_NAME, atomic_write, git_blob_id, loads
 
 CACHE_NAME = "cassette-scan-cache"
@@ -58,10 +58,10 @@ class Reported:
 
 
 def rules_version(rules: Sequence[SecretRule]) -> str:
-    """A digest of the rule set: a cached result is reused only under the very same rules."""
+    """A digest of the rule set and the scanner: a cached result is reused only under the very same ones."""
     from cassette import __version__
 
-    h = hashlib.sha256(__version__.encode())
+    h = hashlib.sha256(f"{__version__} scan {SCAN_VERSION}".encode())
     for r in rules:
         validate = getattr(r.validate, "__qualname__", repr(r.validate)) if r.validate else ""
         parts = (r.id, r.regex.pattern, str(r.regex.flags), repr(r.prefixes), repr(r.keywords))

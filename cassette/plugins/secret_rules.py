@@ -12,6 +12,7 @@ characters after its keyword (``=``, ``:``, a space after ``Bearer``).
 
 from __future__ import annotations
 
+import math
 import re
 
 from cassette._secrets import SecretRule, shannon_entropy
@@ -166,20 +167,50 @@ _CODE_REFERENCE = re.compile(
 _CODE_ROOT = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z")
 
 
-def _opaque_token(s: str) -> bool:
+def _opaque_token(s: str, *, digest_shaped: bool = False) -> bool:
     """A bearer/generic value that is not an id, UUID, digest, e-mail, URL, path, ARN, placeholder
-    or a line of code naming where the secret lives (``process.env.OPENAI_API_KEY``)."""
+    or a line of code naming where the secret lives (``process.env.OPENAI_API_KEY``).
+
+    ``digest_shaped=True`` accepts 40, 64 or 128 hex characters, which is a sha digest
+    anywhere but after ``Bearer``, where it is a token."""
     if _placeholder(s) or s.startswith(_ID_PREFIXES) or _UUID.match(s) or _EMAIL.match(s):
         return False
     if s.startswith("arn:") or (_CODE_ROOT.match(s) and _CODE_REFERENCE.match(s)):
         return False
     if "://" in s or s.startswith(("/", "./", "../", "~/")):
         return False
-    if _HEX.match(s) and len(s) in (40, 64, 128):  # sha1 / sha256 / sha512 digests
+    if not digest_shaped and _HEX.match(s) and len(s) in (40, 64, 128):  # sha1 / sha256 / sha512 digests
         return False
     has_alpha = any(c.isalpha() for c in s)
     has_digit = any(c.isdigit() for c in s)
     return has_alpha and (has_digit or _case_mixed(s))
+
+
+def _bearer_token(s: str) -> bool:
+    """What follows ``Bearer``: an opaque token, hex ones included (API tokens are often 40 or 64 hex)."""
+    return _opaque_token(s, digest_shaped=True)
+
+
+# The entropy a generic value needs: 3.5 bits a character, which a 12-character value reaches only
+# with 12 distinct characters. A random 12-character password often repeats one (3.42 bits), so a
+# value that looks generated (see _generated) may fall short by up to 0.3 bit of the most its length
+# allows: one repeat in 12 characters. Names (`production01`, `Production01`) stay out.
+_GENERIC_ENTROPY = 3.5
+
+
+def _generated(s: str) -> bool:
+    """Two or more upper-case and lower-case letters and a digit: what a password generator makes."""
+    upper = sum(c.isupper() for c in s)
+    lower = sum(c.islower() for c in s)
+    return upper >= 2 and lower >= 2 and any(c.isdigit() for c in s)
+
+
+def _generic_value(s: str) -> bool:
+    """A value under a key-like name: opaque (see :func:`_opaque_token`) and random enough for its length."""
+    bits = shannon_entropy(s)
+    if bits < _GENERIC_ENTROPY and (bits < math.log2(max(len(s), 1)) - 0.3 or not _generated(s)):
+        return False
+    return _opaque_token(s)
 
 
 def _rule(
@@ -436,7 +467,7 @@ RULES: list[SecretRule] = [
         r"(?i:bearer)[ \t]+([A-Za-z0-9._~+/-]{16,4096}=*)(?![A-Za-z0-9._~+/=-])",
         keywords=("bearer",),
         entropy=3.0,
-        validate=_opaque_token,
+        validate=_bearer_token,
         window=4200,
     ),
     _rule(
@@ -451,7 +482,7 @@ RULES: list[SecretRule] = [
         + _SEP
         + "("
         + _VALUE
-        + "{12,500})(?!"
+        + "{12,4096})(?!"
         + _VALUE
         + ")",
         keywords=(
@@ -470,8 +501,8 @@ RULES: list[SecretRule] = [
             "auth-key",
             "authkey",
         ),
-        entropy=3.5,
-        validate=_opaque_token,
+        validate=_generic_value,
+        window=4200,
     ),
 ]
 

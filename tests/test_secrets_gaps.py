@@ -1,0 +1,263 @@
+"""Gaps closed in the secret scanner: one test per root cause, through the real Scanner, `cassette scan`
+and the redactor.
+
+- a NUL byte made a whole file "binary" and unscanned; binary data is now scanned in its printable runs
+- a tool's bytes result (``{"$bytes": base64}``) was decoded by the redactor but not by the scanner,
+  in the manifest or, when large, in the blob store
+- a list under a keyword key (``"passwords": ["short", key]``) was missed when the file had no raw hit
+- the generic rule capped values at 500 characters and wanted 12 distinct characters in a 12-character one
+- a Bearer token of 40 or 64 hex characters was taken for a sha digest
+
+Every key is generated at run time from a seeded RNG: no literal secret lives in this file.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import json
+import os
+import random
+import struct
+import subprocess
+import zipfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+
+import cassette
+from cassette._secrets import Scanner, default_rules, fingerprint, redact_text
+from cassette._store import BlobStore
+from cassette.cli import main
+from tests.secret_helpers import ALNUM, random_key
+
+RNG = random.Random(20261202)
+HEX = "0123456789abcdef"
+SCANNER = Scanner(default_rules())
+
+
+def rs(n: int, alphabet: str = ALNUM) -> str:
+    return random_key(RNG, n, alphabet)
+
+
+def _scan_cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, object]]]:
+    code = main(["scan", "--format", "json", *args])
+    return code, json.loads(capsys.readouterr().out or "[]")
+
+
+def _line_of(path: Path, needle: str) -> int:
+    text = path.read_text()
+    return text[: text.index(needle)].count("\n") + 1
+
+
+# -- a NUL byte does not make text binary; binary data is scanned in its printable runs --------------------
+
+
+def _png(*chunks: tuple[bytes, bytes], side: int = 256) -> bytes:
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    head = chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 6, 0, 0, 0))
+    pixels = chunk(b"IDAT", zlib.compress(RNG.randbytes(side * (4 * side + 1))))
+    return (
+        b"\x89PNG\r\n\x1a\n" + head + b"".join(chunk(k, b) for k, b in chunks) + pixels + chunk(b"IEND", b"")
+    )
+
+
+def test_a_text_blob_holding_a_nul_is_scanned(capsys: pytest.CaptureFixture[str]) -> None:
+    key = f"ghp_{rs(36)}"
+    blob = Path("tests/cassettes/.blobs/ab") / ("c" * 38)
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"\x00 tool output\nexit 0, token " + key.encode() + b"\n")
+    code, found = _scan_cli("tests/cassettes", capsys=capsys)
+    assert code == 1
+    assert [(f["file"], f["line"], f["rule"]) for f in found] == [(str(blob), 2, "github-token")]
+    assert key not in json.dumps(found)
+
+
+def test_binary_data_is_scanned_in_its_printable_runs_only() -> None:
+    key = f"ghp_{rs(36)}"
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("config/api_key.txt", RNG.randbytes(50_000))
+        z.writestr("notes.txt", "password reset flow, token rotation and secret storage\n" * 50)
+    clean = {
+        "png": _png((b"tEXt", b"Software\x00cassette test suite, no key here")),
+        "gzip": gzip.compress(RNG.randbytes(300_000)),
+        "zip": archive.getvalue(),
+        "random": RNG.randbytes(2_000_000),
+    }
+    # a string table puts names side by side: only key shapes are looked for, not values a name announces
+    table = b"\x00secret_key:GetObjectAttributesRequestV2\x00"  # a finding in a text file
+    clean["strings"] = RNG.randbytes(4000) + table + RNG.randbytes(99)
+    for name, data in clean.items():
+        assert b"\x00" in data[:8192]
+        assert SCANNER.scan(data, f"blob.{name}") == [], name
+    # a key in a PNG text chunk is in a printable run: found, on the line the file's newlines give it
+    png = _png((b"tEXt", b"Comment\x00deploy with " + key.encode()))
+    (finding,) = SCANNER.scan(png, "shot.png")
+    assert finding.rule == "github-token"
+    assert finding.fingerprint == fingerprint("github-token", key)
+    assert finding.line == png[: png.index(key.encode())].count(b"\n") + 1
+
+
+# -- a tool's bytes result is decoded, as the redactor decodes it -------------------------------------------
+
+
+@cassette.tool
+def read_file(name: str) -> bytes:
+    return Path(name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "content, inner",
+    [
+        pytest.param(lambda key: f"HOME=/root\nOPENAI_API_KEY={key}\n".encode(), "", id="text"),
+        pytest.param(
+            lambda key: orjson.dumps({"profile": {"OPENAI_API_KEY": key}}),
+            ".profile.OPENAI_API_KEY",
+            id="json",
+        ),
+        pytest.param(lambda key: _png((b"tEXt", b"Comment\x00" + key.encode()), side=4), "", id="binary"),
+    ],
+)
+def test_a_key_in_a_tool_bytes_result_is_found_at_the_line_of_its_base64(
+    capsys: pytest.CaptureFixture[str], content: Callable[[str], bytes], inner: str
+) -> None:
+    key = f"sk-proj-{rs(58)}T3BlbkFJ{rs(58)}"
+    data = content(key)
+    Path("payload").write_bytes(data)
+    with cassette.using("c.json", mode="record"):
+        read_file("payload")
+    doc = json.loads(Path("c.json").read_text())
+    result = doc["interactions"][0]["response"]["result"]
+    assert set(result) == {"$bytes"} and isinstance(result["$bytes"], str)  # small: kept in the manifest
+    # as recorded: the redactor took the key out; the scan, decoding the same bytes, agrees
+    assert key.encode() not in base64.b64decode(result["$bytes"])
+    assert _scan_cli("c.json", capsys=capsys) == (0, [])
+    # as an older version or a hand edit leaves it: the scan decodes the base64 and names its line
+    encoded = base64.b64encode(data).decode()
+    result["$bytes"] = encoded
+    Path("c.json").write_text(json.dumps(doc, indent=2) + "\n")
+    code, found = _scan_cli("c.json", capsys=capsys)
+    assert code == 1
+    assert [(f["rule"], f["path"], f["line"]) for f in found] == [
+        (
+            "openai-api-key",
+            'interactions[0].response.result["$bytes"]' + inner,
+            _line_of(Path("c.json"), encoded),
+        )
+    ]
+    assert found[0]["fingerprint"] == fingerprint("openai-api-key", key)
+
+
+def _git(*args: str) -> None:
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", HOME=os.getcwd())
+    subprocess.run(["git", *args], check=True, capture_output=True, env=env)
+
+
+def test_a_key_in_a_large_bytes_result_is_found_in_its_blob_by_the_staged_scan(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    key = f"sk-proj-{rs(58)}T3BlbkFJ{rs(58)}"
+    payloads = {
+        "shot.png": _png((b"tEXt", b"Comment\x00staging key " + key.encode())),
+        "run.log": ("tool output line\n" * 100 + f"OPENAI_API_KEY={key}\n").encode(),
+    }
+    for name, data in payloads.items():
+        Path(name).write_bytes(data)
+    _git("init", "-q", ".")
+    Path("pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
+    manifest = Path("tests/cassettes/c.json")
+    with cassette.using(manifest, mode="record"):
+        for name in payloads:
+            read_file(name)
+    doc = json.loads(manifest.read_text())
+    refs = [item["response"]["result"]["$bytes"] for item in doc["interactions"]]
+    assert all(set(ref) == {"$blob"} for ref in refs)  # both moved to the blob store, as base64 text
+    _git("add", "tests")
+    assert _scan_cli("--staged", capsys=capsys) == (0, [])  # redacted as recorded
+    # the bytes as an unredacted recording stored them: found in their blobs, named through the cassette
+    store = BlobStore(manifest.parent / ".blobs")
+    for ref, data in zip(refs, payloads.values(), strict=True):
+        ref["$blob"] = store.put(base64.b64encode(data))
+    manifest.write_text(json.dumps(doc, indent=2) + "\n")
+    _git("add", "tests")
+    code, found = _scan_cli("--staged", capsys=capsys)
+    assert code == 1
+    assert sorted((f["rule"], f["cassette"], f["path"]) for f in found) == [
+        ("openai-api-key", str(manifest), "interactions[0].response.result.$bytes"),
+        ("openai-api-key", str(manifest), "interactions[1].response.result.$bytes"),
+    ]
+    assert {f["fingerprint"] for f in found} == {fingerprint("openai-api-key", key)}
+    assert key not in json.dumps(found)
+
+
+# -- a list under a keyword key ----------------------------------------------------------------------------
+
+
+def test_a_list_under_a_keyword_key_is_found_when_its_first_item_is_short() -> None:
+    value = rs(20)
+    usage = {"usage": {"prompt_tokens": 12, "completion_tokens": 3}, "max_tokens": 64}
+    raw = orjson.dumps({**usage, "passwords": ["short", value]}, option=orjson.OPT_INDENT_2)
+    (finding,) = SCANNER.scan(raw, "c.json")
+    assert (finding.rule, finding.path, finding.line) == ("generic-secret", "passwords[1]", 9)
+    assert finding.fingerprint == fingerprint("generic-secret", value)
+    # lists of words under such keys are not findings
+    words = {**usage, "tokens": ["Hello", ",", " world"], "secrets": ["db-password", "api-key"]}
+    assert SCANNER.scan(orjson.dumps(words), "c.json") == []
+
+
+# -- the generic rule: long values, short passwords --------------------------------------------------------
+
+
+def test_a_generic_value_longer_than_500_characters_is_found_whole() -> None:
+    value = rs(1200, ALNUM + "_-")
+    for raw, name in (
+        (orjson.dumps({"api_token": value}), "c.json"),
+        (f"API_TOKEN={value}\n".encode(), ".env"),
+    ):
+        (finding,) = SCANNER.scan(raw, name)
+        assert finding.rule == "generic-secret"
+        assert finding.fingerprint == fingerprint("generic-secret", value)
+    assert redact_text(f"api_token: {value}", default_rules()) == "api_token: <redacted:generic-secret>"
+    # a long path or URL under such a name is still not one
+    url = "https://auth.example.com/" + "/".join(["oauth2"] * 100)
+    assert SCANNER.scan(orjson.dumps({"token_url": url}), "c.json") == []
+
+
+def test_a_12_character_password_with_one_repeated_character_is_found() -> None:
+    while True:
+        chars = RNG.sample(ALNUM, 11)
+        password = "".join(chars) + chars[3]
+        upper, lower = sum(c.isupper() for c in password), sum(c.islower() for c in password)
+        if upper >= 2 and lower >= 2 and upper + lower < 12:  # and a digit, as generators make them
+            break
+    (finding,) = SCANNER.scan(f"password={password}\n", ".env")
+    assert finding.fingerprint == fingerprint("generic-secret", password)
+    # names of that length are not: two repeats, or a word and a number
+    for name in ("my-secret-v2", "prod-db-key-01", "production01", "Production01"):
+        assert SCANNER.scan(f"secret_name={name}\n", ".env") == []
+
+
+# -- Bearer tokens of 40 or 64 hex characters --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [40, 64])
+def test_a_hex_bearer_token_is_found_while_the_same_hex_as_a_digest_is_not(length: int) -> None:
+    token = rs(length, HEX)
+    headers = orjson.dumps({"headers": {"authorization": f"Bearer {token}"}})
+    (finding,) = SCANNER.scan(headers, "c.json")
+    assert (finding.rule, finding.path) == ("bearer-token", "headers.authorization")
+    assert finding.fingerprint == fingerprint("bearer-token", token)
+    assert [f.rule for f in SCANNER.scan(f"curl -H 'Authorization: Bearer {token}'\n", "run.log")] == [
+        "bearer-token"
+    ]
+    assert redact_text(f"Bearer {token}", default_rules()) == "Bearer <redacted:bearer-token>"
+    digests = {"etag": token, "commit": token, "refresh_token_sha": token, "note": f"sha {token}"}
+    assert SCANNER.scan(orjson.dumps(digests), "c.json") == []
+    assert SCANNER.scan(f"token={token}\n", ".env") == []

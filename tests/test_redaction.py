@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx2
 from openai import OpenAI
@@ -148,3 +149,26 @@ def test_a_tool_returning_binary_bytes_around_a_key_has_only_the_key_redacted() 
     assert replayed.startswith(b"\xff\xfe\x00\x01 header <redacted:") and replayed.endswith(
         b" \x80\x81 trailer"
     )
+
+
+@cassette.tool
+def rotate_credentials(service: str) -> dict[str, Any]:
+    return {
+        "service": service,
+        "passwords": ["Xk9#mP2$vL7q", "Rt5!nB8@wQ3z"],
+        "api_keys": [{"id": "key_1", "value": OPENAI_KEY}],
+        "secrets": ["DB_PASSWORD", "STRIPE_KEY"],  # the names of secrets, kept
+        "password_hints": 2,
+    }
+
+
+def test_the_items_of_a_list_named_like_secrets_are_redacted() -> None:
+    # before: only a field holding one value was; a list under `passwords` reached disk
+    with cassette.using(CASSETTE, mode="record"):
+        rotate_credentials("billing")
+    text = _files()
+    assert "Xk9#mP2$vL7q" not in text and "Rt5!nB8@wQ3z" not in text and OPENAI_KEY not in text
+    result = json.loads(Path(CASSETTE).read_text())["interactions"][0]["response"]["result"]
+    assert result["passwords"] == ["<redacted>", "<redacted>"]
+    assert result["api_keys"][0]["id"] == "key_1"
+    assert result["secrets"] == ["DB_PASSWORD", "STRIPE_KEY"] and result["password_hints"] == 2

@@ -123,6 +123,15 @@ def _secret_field(low: Any, fields: frozenset[str]) -> bool:
     return low in fields or low.translate(_NAME_SEPARATORS).endswith(SECRET_FIELD_ENDINGS)
 
 
+def _secret_plural(low: Any) -> bool:
+    """A list's name that is the plural of a secret's (`passwords`, `api_keys`); not bare `secrets`,
+    which as often lists the names of secrets as the secrets themselves."""
+    if not isinstance(low, str) or not low.endswith("s"):
+        return False
+    single = low[:-1].translate(_NAME_SEPARATORS)
+    return single.endswith(SECRET_FIELD_ENDINGS) and not single.endswith("secret")
+
+
 def _redact_bytes(value: dict[str, Any], text: Any) -> None:
     """A tool's ``bytes`` result (``{"$bytes": base64}``): its text is redacted like any string."""
     import base64
@@ -184,6 +193,17 @@ def _walk(
                 and _secret_field(low, fields)
             ):
                 value[k] = PLACEHOLDER
+                continue
+            if isinstance(v, list) and (_secret_field(low, fields) or _secret_plural(low)):
+                # "passwords": ["…", "…"], "api_keys": […]: each plain item is one
+                value[k] = [
+                    PLACEHOLDER
+                    if isinstance(item, str | int | float)
+                    and not isinstance(item, bool)
+                    and item not in ("", PLACEHOLDER)
+                    else _walk(item, fields, headers, query, text)
+                    for item in v
+                ]
                 continue
             value[k] = _walk(v, fields, headers, query, text)
         return value

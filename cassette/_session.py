@@ -262,8 +262,12 @@ class Session:
         unused: str | None = None,
         blob_threshold: int | None = None,
         config: Config | None = None,
+        append: bool = False,
     ) -> None:
         self.config = config or load_config()
+        # a recording adds its calls to what the file holds (tests sharing one cassette in one run)
+        self.append = append
+        self._prior: list[Interaction] = []
         self.path = Path(path)
         if "\x00" in str(self.path):
             raise CassetteConfigError(
@@ -318,7 +322,17 @@ class Session:
             raise CassetteError(f"session for {self.path} is already in use; create a new one per block.")
         self._started = True
         if self.requested_mode is Mode.AUTO:
-            self.mode = Mode.REPLAY if self.path.exists() else Mode.RECORD
+            self.mode = Mode.RECORD if self.append or not self.path.exists() else Mode.REPLAY
+        if self.append and self.mode is not Mode.REPLAY:
+            target = pending_path(self.path) if self.mode is Mode.RERECORD else self.path
+            if target.exists():
+                prior = load_cassette(target.absolute(), self.store)
+                self._prior = [
+                    Interaction(
+                        i.seq, i.kind, i.key, prior.hydrate(i.request), prior.hydrate(i.response), i.extra
+                    )
+                    for i in prior.interactions
+                ]
         if self.mode is Mode.REPLAY:
             # reading and indexing build no cycles: collector passes would only re-scan new objects
             paused = gc.isenabled()
@@ -633,6 +647,14 @@ class Session:
                     seq, slot.kind, slot.key, request, redacted(response, slot.kind, "response"), extra
                 )
             )
+        if self._prior and exc is None:  # after the calls recorded before it in this run
+            interactions = [
+                *self._prior,
+                *(
+                    Interaction(len(self._prior) + i.seq, i.kind, i.key, i.request, i.response, i.extra)
+                    for i in interactions
+                ),
+            ]
         new = Cassette(path=self.path, interactions=interactions, store=self.store)
         if exc is not None:
             target = failed_path(self.path)

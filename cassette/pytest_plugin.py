@@ -27,6 +27,7 @@ import sysconfig
 import tempfile
 import threading
 import time
+import uuid
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -80,6 +81,9 @@ class RunState:
     saved_stats: dict[str, Any] | None = None
     stats: RunStats = field(default_factory=RunStats)
     claimed: set[str] = field(default_factory=set)  # cassettes of collected tests, run or not
+    shared: set[str] = field(default_factory=set)  # cassettes of more than one collected test
+    written: set[str] = field(default_factory=set)  # shared cassettes this process recorded this run
+    run_id: str = ""  # the same in every xdist worker of one run
     drifted: set[str] = field(default_factory=set)
     expired: dict[str, str] = field(default_factory=dict)  # path -> age text
     deselected: int = 0
@@ -205,12 +209,14 @@ def pytest_configure(config: pytest.Config) -> None:
             allow_loopback=not config.getoption("cassette_block_loopback"),
             allow_hosts=(*cfg.allow_hosts, *config.getoption("cassette_allow_host")),
         )
+    workerinput = getattr(config, "workerinput", None)
     state = RunState(
         config=cfg,
         guard=guard,
         orphans=config.getoption("cassette_orphans") or cfg.orphans,
         max_age=max_age,
         mode_flag=mode_flag,
+        run_id=str(workerinput.get("testrunuid", "")) if workerinput else uuid.uuid4().hex,
     )
     if mode_flag is not None:
         state.saved_env_mode = os.environ.get("CASSETTE_MODE")
@@ -506,6 +512,7 @@ class _RecordLock:
     def __init__(self, path: Path) -> None:
         self.key = str(path.resolve())
         self.handle: Any = None
+        self.marker: Path | None = None  # beside the lock: the id of the run that last recorded the file
         with _HELD_LOCK:
             if self.key in _HELD:
                 _HELD[self.key] += 1
@@ -521,6 +528,7 @@ class _RecordLock:
         tag = str(os.getuid()) if hasattr(os, "getuid") else "user"
         folder = Path(tempfile.gettempdir()) / f"cassette-locks-{tag}"
         name = hashlib.sha256(self.key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".lock"
+        self.marker = folder / (name[:-5] + ".run")
         try:
             folder.mkdir(mode=0o700, exist_ok=True)
             handle = open(folder / name, "a+b")  # noqa: SIM115 - held until release()
@@ -544,6 +552,24 @@ class _RecordLock:
             handle.close()
             raise
         return handle
+
+    def recorded_in(self, run_id: str) -> bool:
+        """Whether a test of run ``run_id`` (any xdist worker) recorded this cassette (read locked)."""
+        if self.handle is None or self.marker is None or not run_id:
+            return False
+        try:
+            return self.marker.read_text(encoding="utf-8") == run_id
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def mark(self, run_id: str) -> None:
+        """Note, before releasing the lock, that run ``run_id`` has recorded this cassette."""
+        if self.handle is None or self.marker is None or not run_id:
+            return
+        try:
+            self.marker.write_text(run_id, encoding="utf-8")
+        except OSError:
+            pass
 
     def _forget(self) -> None:
         with _HELD_LOCK:
@@ -574,10 +600,13 @@ class ItemCassette:
         state: RunState,
         guard: NetworkPolicy | None,
         lock: _RecordLock | None = None,
+        *,
+        shared: bool = False,
     ) -> None:
         self.session = session
         self.state = state
         self.lock = lock
+        self.shared = shared
         self.previous_guard = guard_replay(guard)
         self.closed = False
 
@@ -587,6 +616,12 @@ class ItemCassette:
         self.closed = True
         try:
             self.session.finish(exc)
+            written = self.session.written
+            if self.shared and written is not None and written != failed_path(self.session.path):
+                # the next test sharing the cassette adds to this recording instead of replacing it
+                self.state.written.add(str(self.session.path.resolve()))
+                if self.lock is not None:
+                    self.lock.mark(self.state.run_id)
         finally:
             guard_replay(self.previous_guard)
             if self.lock is not None:
@@ -613,16 +648,26 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
     if mode is not None:
         parse_mode(mode, source=f"@pytest.mark.cassette on {item.nodeid}")
     mode = _expiry(item, state, path, mode)
-    lock = _RecordLock(path) if _will_write(path, mode, cfg) else None
+    key = str(path.resolve())
+    shared = key in state.shared
+    # a cassette several tests share may be written by any of them: each takes the lock, and one
+    # that finds it recorded earlier in this run (by this process or another worker) adds to it
+    writes = _will_write(path, mode, cfg) or (shared and resolve_mode(mode, cfg) is not Mode.REPLAY)
+    lock = _RecordLock(path) if writes else None
+    append = shared and (key in state.written or (lock is not None and lock.recorded_in(state.run_id)))
+    unused = options.get("unused")
+    if shared and unused is None:
+        unused = "off"  # each test uses its own part of a shared cassette
     try:
         session = Session(
             path,
             mode,
             store=cfg.store_path(),
             check_order=options.get("check_order"),
-            unused=options.get("unused"),
+            unused=unused,
             blob_threshold=options.get("blob_threshold"),
             config=cfg,
+            append=append,
         )
         guard = _item_guard(state, options, path)
         session.start()
@@ -630,7 +675,7 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
         if lock is not None:
             lock.release()
         raise
-    return ItemCassette(session, state, guard, lock)
+    return ItemCassette(session, state, guard, lock, shared=shared)
 
 
 def _item_guard(state: RunState, options: dict[str, Any], path: Path) -> NetworkPolicy | None:
@@ -809,15 +854,20 @@ def pytest_collection_modifyitems(
     state = config.stash.get(_STATE, None)
     if state is None:
         return
+    seen: set[str] = set()
     for item in items:
         fixturenames = getattr(item, "fixturenames", ())
         try:
             options = _marker_options(item)
             if options is None and "cassette" not in fixturenames:
                 continue
-            state.claimed.add(str(cassette_path_for(item, state.config, options).resolve()))
+            path = str(cassette_path_for(item, state.config, options).resolve())
         except (CassetteError, OSError, TypeError, ValueError):
             continue  # reported when the test runs
+        if path in seen:
+            state.shared.add(path)  # its tests add their calls to one recording (see _open_session)
+        seen.add(path)
+        state.claimed.add(path)
 
 
 class _CollectionWatch:

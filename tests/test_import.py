@@ -222,6 +222,25 @@ def test_cli_imports_a_directory_of_vcr_cassettes(
     assert "cendor` only" in capsys.readouterr().err
 
 
+def test_a_directory_imported_outside_the_cassette_dir_keeps_one_blob_store_at_its_root(
+    recorded: tuple[Path, list[Any], str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: each sub-folder got a .blobs of its own beside its first file, so once the tree was
+    # moved into the cassette dir, whose store is <cassette_dir>/.blobs, nothing replayed
+    source, live, url = recorded
+    Path("pyproject.toml").write_text("[tool.cassette]\nblob_threshold = 64\n")  # blobs for sure
+    tree = tmp_path / "vcr"
+    (tree / "test_agent" / "sub").mkdir(parents=True)
+    (tree / "test_agent" / "sub" / "a.yaml").write_text(source.read_text())
+    (tree / "test_agent" / "b.yaml").write_text(source.read_text())
+    assert main(["import", "vcr", str(tree), "--to", "tests/cassettes_new/"]) == 0
+    stores = sorted(p.relative_to("tests") for p in Path("tests").rglob(".blobs"))
+    assert stores == [Path("cassettes_new/.blobs")]
+    Path("tests/cassettes_new").rename("tests/cassettes")  # where the pytest plugin reads them
+    for name in ("test_agent/sub/a.json", "test_agent/b.json"):
+        assert _replay(Path("tests/cassettes") / name, url) == live
+
+
 # --- cendor-cassette -------------------------------------------------------------------------------
 
 

@@ -115,6 +115,19 @@ def _vcr_pairs(source: Path, to: Path) -> list[tuple[Path, Path]]:
     return pairs
 
 
+def _shared_store(root: Path) -> None:
+    from cassette.importers._common import _store_for
+
+    store = _store_for(root / "x.json")
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CassetteImportError(
+            f"cannot create the blob store {store} ({exc.strerror or exc}); choose another --to path.",
+            path=store,
+        ) from None
+
+
 def _into_dir(to: str) -> bool:
     return to.endswith(("/", "\\")) or Path(to).is_dir()
 
@@ -165,7 +178,12 @@ def _run_one(args: argparse.Namespace) -> int:
         if args.tool or args.set:
             raise CassetteImportError("--tool and --set apply to `cassette import cendor` only.")
         pairs = _vcr_pairs(Path(args.source), Path(args.to))
-        if not Path(args.source).is_dir():
+        if Path(args.source).is_dir():
+            # one blob store for the whole tree, at its root (or the one it already shares): made
+            # first, so a cassette in a sub-folder finds it as the nearest .blobs instead of
+            # starting one of its own beside it
+            _shared_store(Path(args.to))
+        else:
             reports.append(import_vcr(pairs[0][0], pairs[0][1], overwrite=args.force, skip_bad=args.skip_bad))
         failed = 0
         for source, target in pairs if Path(args.source).is_dir() else []:

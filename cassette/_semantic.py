@@ -200,6 +200,12 @@ def semantic_match(
         raise CassetteConfigError(
             f"semantic_match: expected must be a string or a non-empty list of strings, got {expected!r}."
         )
+    if not all(e.strip() for e in candidates):
+        # an empty alternative would pass any answer, and with it the whole list
+        raise CassetteConfigError(
+            f"semantic_match: expected holds an empty string ({expected!r:.120}); write what the answer "
+            "must say."
+        )
     _apply_config()
     chosen = get_backend(backend)
     if threshold is None:

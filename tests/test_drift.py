@@ -531,3 +531,16 @@ def test_markdown_cells_escape_pipes() -> None:
     )
     row = next(line for line in md.splitlines() if line.startswith("| 0 |"))
     assert "c \\| d &lt;script&gt;" in row and row.count(" | ") == 4
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "category"),
+    [
+        ("", "We refunded you.", "changed"),
+        ("OK.", "Your refund is on its way.", "changed"),
+        ("Yes.", "yes!", "reworded"),
+    ],
+)
+def test_a_recorded_answer_with_no_words_is_compared_as_it_stands(old: str, new: str, category: str) -> None:
+    # semantic_match refuses an expectation with nothing to look for; drift must still classify it
+    assert compare_text(old, new)[0] == category

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -46,10 +47,32 @@ def _default_config() -> Iterator[None]:
 
 @pytest.mark.parametrize(
     "expected",
-    ["a full refund was issued", "refund issued", "refund to your card", "delivered on Monday", "$"],
+    ["a full refund was issued", "refund issued", "refund to your card", "delivered on Monday", "30-day"],
 )
 def test_long_answer_containing_the_meaning_matches(expected: str) -> None:
     assert semantic_match(LONG_ANSWER, expected)
+
+
+@pytest.mark.parametrize("expected", ["", "   ", "$", "...!!!", "a an the", ["", "refund"]])
+def test_an_expectation_with_nothing_to_look_for_is_an_error_not_a_pass(expected: Any) -> None:
+    # before: all of these passed any answer, so a typo'd assertion could never fail
+    with pytest.raises(CassetteConfigError, match="semantic_match: expected"):
+        semantic_match("I cannot help with that.", expected)
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "matches"),
+    [
+        ("我们已经为您办理了退款。", "退款", True),  # "we have processed your refund" / "refund"
+        ("返金しました", "返金", True),
+        ("我们已经为您办理了退款。", "换货", False),  # "exchange": not said
+    ],
+)
+def test_chinese_and_japanese_words_are_found_inside_a_run_of_characters(
+    answer: str, expected: str, matches: bool
+) -> None:
+    # before: a whole unspaced sentence was one token, so no expected word was ever found in it
+    assert bool(semantic_match(answer, expected)) is matches
 
 
 def test_long_answer_missing_the_meaning_fails_and_names_the_missing_words() -> None:

@@ -22,13 +22,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 
+from cassette._errors import CassetteConfigError
 from cassette.hookspecs import hookimpl
 
 # A vetoed score keeps its rank among vetoed pairs but stays below any sensible threshold.
 VETO_FACTOR = 0.1
 
-# Numbers (with currency and %), words (with apostrophes), sentence ends, commas.
-_TOKEN = re.compile(r"[$€£]?\d+(?:,\d{3})*(?:\.\d+)?%?|[^\W\d_]+(?:'[^\W\d_]+)*|[.!?;:\n]|,")
+# Chinese and Japanese write no spaces between words: each of their characters is a token of its own,
+# so an expected word (退款, "refund") is found inside an answer's run of characters.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Numbers (with currency and %), CJK characters, words (with apostrophes), sentence ends, commas.
+_TOKEN = re.compile(
+    rf"[$€£]?\d+(?:,\d{{3}})*(?:\.\d+)?%?|[{_CJK}]|[^\W\d_{_CJK}]+(?:'[^\W\d_{_CJK}]+)*|[.!?;:\n。！？；：]|[,、，]"
+)
 
 
 def _words(text: str) -> list[str]:
@@ -352,6 +358,12 @@ class LexicalBackend:
 
     def score(self, actual: str, expected: str) -> tuple[float, str]:
         act, exp = analyse(actual), analyse(expected)
+        if not exp.order and not exp.numbers:
+            # nothing to look for: every answer would pass
+            raise CassetteConfigError(
+                f"semantic_match: expected {expected[:80]!r} holds no word to look for (only stopwords, "
+                "punctuation or nothing), so any answer would match. Write the words the answer must say."
+            )
         value, missing, veto = compare(act, exp)
         if veto is not None:
             return value * VETO_FACTOR, veto

@@ -583,7 +583,13 @@ class Session:
                 diffs = field_diff(shown, recorded)
                 if best is None or len(diffs) < best[0]:
                     best = (len(diffs), inter, diffs)
-            if best is not None:
+            if best is not None and not best[2]:
+                lines.append(
+                    f"Recorded {kind} call #{best[1].seq} reads the same once redacted: the two differ only "
+                    "in a value the cassette keeps redacted (a secret), so this call cannot be told apart "
+                    "from it by what is stored."
+                )
+            elif best is not None:
                 lines.append(
                     f"Nearest recorded {kind} call is #{best[1].seq}; it differs in (this call != recorded):"
                 )
@@ -641,7 +647,7 @@ class Session:
             request = redacted(slot.request, slot.kind, "request")
             # a request that held a secret also gets the key of its redacted form: replay finds it
             # by that key when the request is rebuilt from redacted tool results or model output
-            extra = {"redacted_key": redacted_key(request)} if request != slot.request else {}
+            extra = {"redacted_key": redacted_key(request)} if request_key(request) != slot.key else {}
             interactions.append(
                 Interaction(
                     seq, slot.kind, slot.key, request, redacted(response, slot.kind, "response"), extra

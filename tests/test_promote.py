@@ -379,3 +379,29 @@ def test_a_call_whose_request_was_redacted_still_replays_by_its_original_key(tmp
     assert stored.request["arguments"]["order_id"] != secret and secret not in Path("c.json").read_text()
     with cassette.using("c.json", mode="replay", unused="error"):
         assert lookup_order(secret)["ticket"] == first["ticket"]  # served: the key is the live one
+
+
+def test_a_redacted_call_replays_when_it_is_reissued_from_the_stored_copy(tmp_path: Path) -> None:
+    # a promoted test that re-issues a call from the cassette's own (redacted) request: before, it
+    # missed, with an empty field diff ("it differs in:" and nothing under it)
+    secret = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0"
+    trace = tmp_path / "prod.jsonl"
+    with cassette.trace(trace):
+        first = lookup_order(secret)
+    cassette.promote(trace, "c.json")
+    stored = cassette.load_cassette("c.json").interactions[0]
+    assert "redacted_key" in stored.extra
+    with cassette.using("c.json", mode="replay", unused="error"):
+        assert lookup_order(stored.request["arguments"]["order_id"])["ticket"] == first["ticket"]
+
+
+def test_a_miss_that_differs_only_in_a_redacted_value_says_so(tmp_path: Path) -> None:
+    secret = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0"
+    with cassette.using("c.json", mode="record"):
+        lookup_order(secret)
+    doc = json.loads(Path("c.json").read_text())
+    doc["interactions"][0].pop("redacted_key")  # as a cassette recorded before redacted keys
+    Path("c.json").write_text(json.dumps(doc))
+    with pytest.raises(cassette.CassetteMiss, match="reads the same once redacted"):
+        with cassette.using("c.json", mode="replay"):
+            lookup_order(secret.replace("a1B2", "z9Y8"))

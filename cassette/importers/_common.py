@@ -240,7 +240,7 @@ def save_converted(
 ) -> tuple[Path, dict[str, int]]:
     """Write ``calls`` as a cassette at ``target`` (redacted, blobs in the usual store); return kinds."""
     from cassette._config import load_config
-    from cassette._plugins import redacted
+    from cassette._plugins import redacted, redacted_key
 
     path = Path(target)
     try:
@@ -255,16 +255,15 @@ def save_converted(
             "another --to path.",
             path=path,
         )
-    interactions = [
-        Interaction(
-            seq,
-            c.kind,
-            c.key,
-            redacted(c.request, c.kind, "request"),
-            redacted(c.response, c.kind, "response"),
+    interactions = []
+    for seq, c in enumerate(calls):
+        request = redacted(c.request, c.kind, "request")
+        # a request redacted here or before (a trace line) also keeps the key of its redacted form,
+        # which replay falls back to (see Session._serve_redacted)
+        extra = {"redacted_key": redacted_key(request)} if request_key(request) != c.key else {}
+        interactions.append(
+            Interaction(seq, c.kind, c.key, request, redacted(c.response, c.kind, "response"), extra)
         )
-        for seq, c in enumerate(calls)
-    ]
     store = _store_for(path)
     cassette = Cassette(path=path, interactions=interactions, store=store)
     try:

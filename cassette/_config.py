@@ -89,21 +89,36 @@ def _check(key: str, value: Any, expected: Any, source: Path) -> Any:
             raise bad("a string")
         if "\x00" in value:
             raise bad("a string without NUL bytes")
+        if key in _PATHS and not value.strip():
+            raise bad("a directory path (it is empty)")
         if key in _CHOICES and value not in _CHOICES[key]:
             raise bad("one of " + ", ".join(repr(c) for c in _CHOICES[key]))
         return value
     if expected == "strs":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("a list of strings")
+        if key == "allow_hosts":
+            from cassette._netguard import host_pattern_problem
+
+            for entry in value:
+                problem = host_pattern_problem(entry)
+                if problem is not None:
+                    raise CassetteConfigError(
+                        f"{source}: [tool.cassette] allow_hosts entry {entry!r} {problem}; it would never "
+                        "match. Use a host name, a pattern (*.internal), an IP or a CIDR network.",
+                        path=source,
+                    )
         return tuple(value)
     if expected == "floats":
         if not isinstance(value, dict) or not all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()
+            isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1 for v in value.values()
         ):
-            raise bad("a table of numbers, e.g. {lexical = 0.6}")
+            raise bad("a table of scores from 0 to 1, e.g. {lexical = 0.6}")
         return {str(k): float(v) for k, v in value.items()}
     raise AssertionError(expected)  # pragma: no cover
 
+
+_PATHS = frozenset({"cassette_dir", "store"})  # an empty one would resolve to the project root itself
 
 _TYPES: dict[str, Any] = {
     "cassette_dir": str,

@@ -276,6 +276,8 @@ class Session:
             )
         self.requested_mode = resolve_mode(mode, self.config)
         if store is not None:
+            if not isinstance(store, str | os.PathLike) or "\x00" in str(store) or not str(store).strip():
+                raise CassetteConfigError(f"store must be a directory path, got {store!r:.80}.")
             self.store = Path(store)
         elif self.config.store or _is_within(self.path, self.config.cassette_root()):
             self.store = self.config.store_path()

@@ -47,7 +47,13 @@ from cassette._config import (
 )
 from cassette._errors import CassetteConfigError, CassetteError, CassetteWarning
 from cassette._hygiene import cassette_age, find_orphans, format_age, parse_age
-from cassette._netguard import NetworkBlockedError, NetworkPolicy, guard_replay, take_blocked
+from cassette._netguard import (
+    NetworkBlockedError,
+    NetworkPolicy,
+    guard_replay,
+    host_pattern_problem,
+    take_blocked,
+)
 from cassette._session import Mode, RunStats, Session, failed_path, parse_mode, resolve_mode, run_stats
 
 MARKER_OPTIONS = (
@@ -203,6 +209,13 @@ def pytest_configure(config: pytest.Config) -> None:
         _check_plugins(cfg)
     except CassetteConfigError as exc:
         raise pytest.UsageError(f"cassette: {exc}") from None
+    for host in config.getoption("cassette_allow_host") or ():
+        problem = host_pattern_problem(host)
+        if problem is not None:
+            raise pytest.UsageError(
+                f"cassette: --cassette-allow-host={host} {problem}; it would never match. Use a host "
+                "name, a pattern (*.internal), an IP or a CIDR network."
+            )
     guard = None
     if cfg.network_guard and not config.getoption("cassette_no_network_guard"):
         guard = NetworkPolicy(
@@ -451,10 +464,10 @@ def _option_problem(key: str, value: Any) -> str | None:
             return "a non-negative number of bytes"
         return None
     if key == "allow_hosts":
-        if isinstance(value, str):
-            return None if value.strip() and "\x00" not in value else "a host name, pattern, IP or CIDR"
-        if isinstance(value, list | tuple) and all(isinstance(h, str) and h.strip() for h in value):
-            return None
+        hosts = [value] if isinstance(value, str) else value
+        if isinstance(hosts, list | tuple) and all(isinstance(h, str) for h in hosts):
+            problems = [f"{h!r} {p}" for h in hosts if (p := host_pattern_problem(h)) is not None]
+            return None if not problems else "hosts that can match; " + "; ".join(problems)
         return "a host (string) or a list of hosts such as ['vault.internal', '10.0.0.0/8']"
     if key in ("network_guard", "block_loopback"):
         return None if isinstance(value, bool) else "True or False"

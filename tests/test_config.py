@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx2
@@ -45,7 +46,7 @@ BAD_VALUES = {
     "allow_hosts": ('"db.internal"', "must be a list of strings, got 'db.internal'"),
     "network_guard": ('"off"', "must be true or false, got 'off'"),
     "semantic_backend": ("1", "must be a string"),
-    "semantic_thresholds": ('{lexical = "high"}', "must be a table of numbers"),
+    "semantic_thresholds": ('{lexical = "high"}', "must be a table of scores from 0 to 1"),
     "judge_model": ("[]", "must be a string"),
     "max_age": ("90", "must be a string, got 90"),
     "max_age_action": ('"delete"', "must be one of 'warn', 'fail', 'rerecord'"),
@@ -75,6 +76,44 @@ def test_a_wrong_type_names_the_key_and_the_file(tmp_path: Path, key: str) -> No
         parse_config(pyproject)
     assert str(err.value).startswith(f"{pyproject}: [tool.cassette] {key} {words}")
     assert err.value.path == str(pyproject)
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ('cassette_dir = ""', "cassette_dir must be a directory path (it is empty)"),
+        ('store = "  "', "store must be a directory path (it is empty)"),
+        ("semantic_thresholds = {lexical = 7}", "semantic_thresholds must be a table of scores from 0 to 1"),
+        ('allow_hosts = ["10.0.0.0/99"]', "allow_hosts entry '10.0.0.0/99' is neither a host name nor an IP"),
+        ('allow_hosts = [""]', "allow_hosts entry '' is empty"),
+        ('allow_hosts = ["http://example.com"]', "is a URL: give its host alone (example.com)"),
+        ('allow_hosts = ["db.internal:5432"]', "holds a port or a scheme"),
+    ],
+)
+def test_values_of_the_right_type_that_could_never_work_are_errors(
+    tmp_path: Path, line: str, words: str
+) -> None:
+    # before: each was accepted; an allow_hosts entry like these silently never matched anything
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f"[tool.cassette]\n{line}\n")
+    with pytest.raises(CassetteConfigError, match=re.escape(words)):
+        parse_config(pyproject)
+
+
+def test_good_allow_hosts_entries_are_taken(tmp_path: Path) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[tool.cassette]\nallow_hosts = ["vault.internal", "*.corp", "10.0.0.0/8", "::1", "[::1]"]\n'
+    )
+    assert len(parse_config(pyproject).allow_hosts) == 5
+
+
+def test_a_store_that_is_no_path_is_a_config_error(tmp_path: Path) -> None:
+    import cassette
+
+    for store in (5, "", "a\0b"):
+        with pytest.raises(CassetteConfigError, match="store must be a directory path"):
+            cassette.using(tmp_path / "c.json", store=store)  # type: ignore[arg-type]
 
 
 def test_unknown_key_lists_the_known_ones(tmp_path: Path) -> None:

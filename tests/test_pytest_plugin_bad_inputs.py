@@ -256,3 +256,18 @@ def test_cassette_dir_that_is_no_directory_is_a_usage_error(suite: pytest.Pytest
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: cassette: --cassette-dir={value}*"])
     assert not Path(suite.path, "tests").exists()
+
+
+def test_an_allow_host_that_could_never_match_is_an_error(suite: pytest.Pytester) -> None:
+    suite.makepyfile(
+        test_h=HEADER + "\n@pytest.mark.cassette(allow_hosts=['https://vault.internal'])\n"
+        "def test_marker():\n    lookup('A-1')\n\ndef test_plain():\n    pass\n"
+    )
+    flag = suite.runpytest("--cassette-allow-host=10.0.0.0/99")
+    assert flag.ret == pytest.ExitCode.USAGE_ERROR
+    flag.stderr.fnmatch_lines(
+        ["*--cassette-allow-host=10.0.0.0/99 is neither a host name nor an IP network*"]
+    )
+    marker = suite.runpytest()
+    marker.assert_outcomes(passed=1, errors=1)
+    marker.stdout.fnmatch_lines(["*allow_hosts*'https://vault.internal' is a URL: give its host alone*"])

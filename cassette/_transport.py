@@ -98,6 +98,35 @@ def _headers_list(record: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+# The statuses the SDKs retry (with 5xx); on replay the recorded wait before the retry is moot.
+_RETRYABLE = frozenset({408, 409, 429})
+_MAX_WAIT = 60.0  # seconds: the SDKs retry after at most this (anthropic); a longer wait is left as recorded
+
+
+def _no_wait(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A retryable error's headers with ``retry-after-ms: 1``: the SDK retries at once, as recorded.
+
+    The SDKs read ``retry-after-ms`` first, then ``retry-after``, and retry after that many
+    seconds (up to a limit) or back off 0.5-8 s when neither says; a replay would sleep as
+    long. A wait the SDK would refuse (longer than a minute, a date) is left as it was, so the
+    decision to retry stays the one recorded; ``retry-after`` itself is kept for the caller.
+    """
+    given = {k.lower(): v for k, v in headers}
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        if name not in given:
+            continue
+        try:
+            delay = float(given[name]) / divisor
+        except ValueError:
+            if name == "retry-after":
+                return headers  # a date: left as recorded
+            continue
+        if not 0 <= delay <= _MAX_WAIT:  # nan and inf too
+            return headers
+        break
+    return [(k, v) for k, v in headers if k.lower() != "retry-after-ms"] + [("retry-after-ms", "1")]
+
+
 def replay_parts(record: dict[str, Any]) -> tuple[int, list[tuple[str, str]], list[bytes] | None, bytes]:
     """What replay hands the SDK for a recorded HTTP response: its status, its headers, and its
     SSE events as chunks (one per event; ``None`` when it was not streamed) or else its body.
@@ -113,6 +142,8 @@ def replay_parts(record: dict[str, Any]) -> tuple[int, list[tuple[str, str]], li
     status = record.get("status", 200)
     if type(status) is not int or not 100 <= status <= 999:  # three digits, as the importers take
         raise ValueError(f"its status {status!r:.40} is not an HTTP status code (100-999)")
+    if status in _RETRYABLE or status >= 500:
+        headers = _no_wait(headers)
     if "events" in record:
         events = record["events"]
         if not isinstance(events, list):

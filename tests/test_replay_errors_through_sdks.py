@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from anthropic import Anthropic, AsyncAnthropic
 from openai import OpenAI
@@ -92,3 +93,41 @@ async def test_async_anthropic_reports_a_missing_blob_as_itself(devserver: DevSe
     with pytest.raises(cassette.MissingBlobError):
         async with cassette.using(path, mode="replay", unused="off"):
             await _anthropic_call(client)
+
+
+def _rate_limited_then_answered(devserver: DevServer, path: Path, retry_after: str) -> str:
+    """Record a 429 then the answer the SDK's retry got; give the 429 a real server's retry-after."""
+    devserver.fail_next(1, 429)
+    client = cassette.instrument(OpenAI(base_url=devserver.openai_base_url, api_key="x", max_retries=2))
+    with cassette.using(path, mode="record"):
+        answer = _openai_call(client).choices[0].message.content
+    doc = json.loads(path.read_text())
+    limited = doc["interactions"][0]["response"]
+    assert limited["status"] == 429
+    limited["headers"] = {"content-type": "application/json", "retry-after": retry_after}  # as api.openai.com
+    path.write_text(json.dumps(doc))
+    return str(answer)
+
+
+def test_a_recorded_rate_limit_is_retried_at_once_on_replay(devserver: DevServer, tmp_path: Path) -> None:
+    # before: the SDK slept the recorded retry-after (up to a minute) on every replay
+    path = tmp_path / "c.json"
+    answer = _rate_limited_then_answered(devserver, path, "20")
+    dead = "http://127.0.0.1:1/v1"
+    with cassette.using(path, mode="replay", unused="off"):
+        with pytest.raises(openai.RateLimitError) as caught:
+            _openai_call(cassette.instrument(OpenAI(base_url=dead, api_key="x", max_retries=0)))
+    headers = caught.value.response.headers
+    assert headers["retry-after"] == "20" and headers["retry-after-ms"] == "1"  # what the SDK waits
+    with cassette.using(path, mode="replay", unused="error"):
+        client = cassette.instrument(OpenAI(base_url=dead, api_key="x", max_retries=2))
+        assert _openai_call(client).choices[0].message.content == answer
+
+
+def test_a_wait_the_sdk_would_refuse_is_left_as_recorded(devserver: DevServer, tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    _rate_limited_then_answered(devserver, path, "3600")  # an hour: the SDK gives up instead of waiting
+    dead = "http://127.0.0.1:1/v1"
+    with pytest.raises(openai.RateLimitError) as caught, cassette.using(path, mode="replay", unused="off"):
+        _openai_call(cassette.instrument(OpenAI(base_url=dead, api_key="x", max_retries=2)))
+    assert "retry-after-ms" not in caught.value.response.headers

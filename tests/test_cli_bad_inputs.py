@@ -17,6 +17,7 @@ import cassette
 from cassette._store import BlobStore, manifest_json, ordered_json
 from cassette.cli import main
 from cassette.devserver import DevServer
+from tests.cli_helpers import one_line_error, run_cli
 
 LONG_NAME = "a" * 300 + ".json"  # longer than any file system allows (ENAMETOOLONG)
 
@@ -29,20 +30,6 @@ def small(x: int) -> dict[str, int]:
 @cassette.tool
 def big(n: int) -> str:
     return "B" * 800
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(err: str, command: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith(f"cassette {command}: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture

@@ -19,27 +19,12 @@ from openai import OpenAI
 
 import cassette
 from cassette._store import BlobStore, manifest_json
-from cassette.cli import main
 from cassette.devserver import DevServer
 from tests.agent_helpers import run_agent
+from tests.cli_helpers import one_line_error, run_cli
 
 CASSETTE = Path("tests/cassettes/c.json")
 QUESTION = "My card was charged twice for order A-1"
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(err: str, command: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith(f"cassette {command}: error: "), err
-    assert lines[0].count(f"cassette {command}:") == 1, err  # the prefix once
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def git(*args: str) -> None:

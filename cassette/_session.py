@@ -262,11 +262,12 @@ class Session:
         unused: str | None = None,
         blob_threshold: int | None = None,
         config: Config | None = None,
-        append: bool = False,
+        shared: tuple[str, frozenset[str]] | None = None,
     ) -> None:
         self.config = config or load_config()
-        # a recording adds its calls to what the file holds (tests sharing one cassette in one run)
-        self.append = append
+        # (this test's id, the ids of every test sharing the cassette): a recording then replaces
+        # only this test's calls in the file, tagging each with `test`, and keeps the others'
+        self.shared = shared
         self._prior: list[Interaction] = []
         self.path = Path(path)
         if "\x00" in str(self.path):
@@ -323,18 +324,10 @@ class Session:
         if self._started:
             raise CassetteError(f"session for {self.path} is already in use; create a new one per block.")
         self._started = True
-        if self.requested_mode is Mode.AUTO:
-            self.mode = Mode.RECORD if self.append or not self.path.exists() else Mode.REPLAY
-        if self.append and self.mode is not Mode.REPLAY:
-            target = pending_path(self.path) if self.mode is Mode.RERECORD else self.path
-            if target.exists():
-                prior = load_cassette(target.absolute(), self.store)
-                self._prior = [
-                    Interaction(
-                        i.seq, i.kind, i.key, prior.hydrate(i.request), prior.hydrate(i.response), i.extra
-                    )
-                    for i in prior.interactions
-                ]
+        if self.shared is not None:
+            self._start_shared()
+        elif self.requested_mode is Mode.AUTO:
+            self.mode = Mode.REPLAY if self.path.exists() else Mode.RECORD
         if self.mode is Mode.REPLAY:
             # reading and indexing build no cycles: collector passes would only re-scan new objects
             paused = gc.isenabled()
@@ -354,6 +347,32 @@ class Session:
         with _active_lock:
             _active.append(self)
         return self
+
+    def _start_shared(self) -> None:
+        """A cassette several tests share: ``auto`` records this test's calls unless the file has them,
+        and a recording keeps the calls of the file's other tests (those still sharing it)."""
+        assert self.shared is not None
+        test, sharing = self.shared
+        target = pending_path(self.path) if self.requested_mode is Mode.RERECORD else self.path
+        if self.requested_mode is Mode.RERECORD and not target.exists():
+            target = self.path  # the first test re-recorded: the others' calls come from the committed file
+        if self.requested_mode is Mode.REPLAY or not target.exists():
+            if self.requested_mode is Mode.AUTO:
+                self.mode = Mode.RECORD
+            return
+        held = load_cassette(target.absolute(), self.store)
+        owners = [i.extra.get("test") for i in held.interactions]
+        if self.requested_mode is Mode.AUTO:
+            # replayed if the file holds its calls (or is untagged: recorded before it was shared)
+            if test in owners or not any(isinstance(o, str) for o in owners):
+                self.mode = Mode.REPLAY
+                return
+            self.mode = Mode.RECORD
+        self._prior = [
+            Interaction(i.seq, i.kind, i.key, held.hydrate(i.request), held.hydrate(i.response), i.extra)
+            for i, owner in zip(held.interactions, owners)
+            if isinstance(owner, str) and owner != test and owner in sharing
+        ]
 
     def finish(self, exc: BaseException | None = None) -> None:
         if self._token is not None:
@@ -650,18 +669,17 @@ class Session:
             # a request that held a secret also gets the key of its redacted form: replay finds it
             # by that key when the request is rebuilt from redacted tool results or model output
             extra = {"redacted_key": redacted_key(request)} if request_key(request) != slot.key else {}
+            if self.shared is not None:
+                extra["test"] = self.shared[0]  # whose call it is, in a cassette several tests share
             interactions.append(
                 Interaction(
                     seq, slot.kind, slot.key, request, redacted(response, slot.kind, "response"), extra
                 )
             )
-        if self._prior and exc is None:  # after the calls recorded before it in this run
+        if self._prior and exc is None:  # after the calls of the other tests sharing the cassette
             interactions = [
-                *self._prior,
-                *(
-                    Interaction(len(self._prior) + i.seq, i.kind, i.key, i.request, i.response, i.extra)
-                    for i in interactions
-                ),
+                Interaction(seq, i.kind, i.key, i.request, i.response, i.extra)
+                for seq, i in enumerate([*self._prior, *interactions])
             ]
         new = Cassette(path=self.path, interactions=interactions, store=self.store)
         if exc is not None:

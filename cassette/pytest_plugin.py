@@ -27,7 +27,6 @@ import sysconfig
 import tempfile
 import threading
 import time
-import uuid
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -87,9 +86,8 @@ class RunState:
     saved_stats: dict[str, Any] | None = None
     stats: RunStats = field(default_factory=RunStats)
     claimed: set[str] = field(default_factory=set)  # cassettes of collected tests, run or not
-    shared: set[str] = field(default_factory=set)  # cassettes of more than one collected test
-    written: set[str] = field(default_factory=set)  # shared cassettes this process recorded this run
-    run_id: str = ""  # the same in every xdist worker of one run
+    # cassette -> the ids of the collected tests using it (those of more than one are shared)
+    users: dict[str, set[str]] = field(default_factory=dict)
     drifted: set[str] = field(default_factory=set)
     expired: dict[str, str] = field(default_factory=dict)  # path -> age text
     deselected: int = 0
@@ -222,14 +220,12 @@ def pytest_configure(config: pytest.Config) -> None:
             allow_loopback=not config.getoption("cassette_block_loopback"),
             allow_hosts=(*cfg.allow_hosts, *config.getoption("cassette_allow_host")),
         )
-    workerinput = getattr(config, "workerinput", None)
     state = RunState(
         config=cfg,
         guard=guard,
         orphans=config.getoption("cassette_orphans") or cfg.orphans,
         max_age=max_age,
         mode_flag=mode_flag,
-        run_id=str(workerinput.get("testrunuid", "")) if workerinput else uuid.uuid4().hex,
     )
     if mode_flag is not None:
         state.saved_env_mode = os.environ.get("CASSETTE_MODE")
@@ -517,15 +513,14 @@ class _RecordLock:
     """Held while a test records a cassette, so two processes (xdist workers) never record one file at once.
 
     Without it both would see the file missing, both would record, and the last writer would
-    silently drop the other's recording. With it the second waits, then finds the cassette and
-    replays it, exactly as in a serial run. An OS file lock (``flock``; ``msvcrt.locking`` on
+    silently drop the other's recording. With it the second waits, then reads the cassette as
+    the first left it, exactly as in a serial run. An OS file lock (``flock``; ``msvcrt.locking`` on
     Windows) in the temp dir: released by the OS if the worker dies, never left in the repo.
     """
 
     def __init__(self, path: Path) -> None:
         self.key = str(path.resolve())
         self.handle: Any = None
-        self.marker: Path | None = None  # beside the lock: the id of the run that last recorded the file
         with _HELD_LOCK:
             if self.key in _HELD:
                 _HELD[self.key] += 1
@@ -541,7 +536,6 @@ class _RecordLock:
         tag = str(os.getuid()) if hasattr(os, "getuid") else "user"
         folder = Path(tempfile.gettempdir()) / f"cassette-locks-{tag}"
         name = hashlib.sha256(self.key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".lock"
-        self.marker = folder / (name[:-5] + ".run")
         try:
             folder.mkdir(mode=0o700, exist_ok=True)
             handle = open(folder / name, "a+b")  # noqa: SIM115 - held until release()
@@ -565,24 +559,6 @@ class _RecordLock:
             handle.close()
             raise
         return handle
-
-    def recorded_in(self, run_id: str) -> bool:
-        """Whether a test of run ``run_id`` (any xdist worker) recorded this cassette (read locked)."""
-        if self.handle is None or self.marker is None or not run_id:
-            return False
-        try:
-            return self.marker.read_text(encoding="utf-8") == run_id
-        except (OSError, UnicodeDecodeError):
-            return False
-
-    def mark(self, run_id: str) -> None:
-        """Note, before releasing the lock, that run ``run_id`` has recorded this cassette."""
-        if self.handle is None or self.marker is None or not run_id:
-            return
-        try:
-            self.marker.write_text(run_id, encoding="utf-8")
-        except OSError:
-            pass
 
     def _forget(self) -> None:
         with _HELD_LOCK:
@@ -613,13 +589,10 @@ class ItemCassette:
         state: RunState,
         guard: NetworkPolicy | None,
         lock: _RecordLock | None = None,
-        *,
-        shared: bool = False,
     ) -> None:
         self.session = session
         self.state = state
         self.lock = lock
-        self.shared = shared
         self.previous_guard = guard_replay(guard)
         self.closed = False
 
@@ -629,12 +602,6 @@ class ItemCassette:
         self.closed = True
         try:
             self.session.finish(exc)
-            written = self.session.written
-            if self.shared and written is not None and written != failed_path(self.session.path):
-                # the next test sharing the cassette adds to this recording instead of replacing it
-                self.state.written.add(str(self.session.path.resolve()))
-                if self.lock is not None:
-                    self.lock.mark(self.state.run_id)
         finally:
             guard_replay(self.previous_guard)
             if self.lock is not None:
@@ -661,13 +628,12 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
     if mode is not None:
         parse_mode(mode, source=f"@pytest.mark.cassette on {item.nodeid}")
     mode = _expiry(item, state, path, mode)
-    key = str(path.resolve())
-    shared = key in state.shared
-    # a cassette several tests share may be written by any of them: each takes the lock, and one
-    # that finds it recorded earlier in this run (by this process or another worker) adds to it
+    users = state.users.get(str(path.resolve()), set())
+    shared = len(users) > 1
+    # a cassette several tests share may be written by any of them (auto records a test whose calls
+    # it lacks): each takes the lock, and replaces only its own calls in it (see Session.shared)
     writes = _will_write(path, mode, cfg) or (shared and resolve_mode(mode, cfg) is not Mode.REPLAY)
     lock = _RecordLock(path) if writes else None
-    append = shared and (key in state.written or (lock is not None and lock.recorded_in(state.run_id)))
     unused = options.get("unused")
     if shared and unused is None:
         unused = "off"  # each test uses its own part of a shared cassette
@@ -680,7 +646,7 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
             unused=unused,
             blob_threshold=options.get("blob_threshold"),
             config=cfg,
-            append=append,
+            shared=(item.nodeid, frozenset(users)) if shared else None,
         )
         guard = _item_guard(state, options, path)
         session.start()
@@ -688,7 +654,7 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
         if lock is not None:
             lock.release()
         raise
-    return ItemCassette(session, state, guard, lock, shared=shared)
+    return ItemCassette(session, state, guard, lock)
 
 
 def _item_guard(state: RunState, options: dict[str, Any], path: Path) -> NetworkPolicy | None:
@@ -867,7 +833,6 @@ def pytest_collection_modifyitems(
     state = config.stash.get(_STATE, None)
     if state is None:
         return
-    seen: set[str] = set()
     for item in items:
         fixturenames = getattr(item, "fixturenames", ())
         try:
@@ -877,9 +842,7 @@ def pytest_collection_modifyitems(
             path = str(cassette_path_for(item, state.config, options).resolve())
         except (CassetteError, OSError, TypeError, ValueError):
             continue  # reported when the test runs
-        if path in seen:
-            state.shared.add(path)  # its tests add their calls to one recording (see _open_session)
-        seen.add(path)
+        state.users.setdefault(path, set()).add(item.nodeid)  # several: a shared cassette (_open_session)
         state.claimed.add(path)
 
 

@@ -226,12 +226,38 @@ def test_common():
     lookup("A-1")
 """
     )
-    for mode in ("auto", "replay", "record", "replay"):
+    module = suite.path / "tests" / "cassettes" / "module.json"
+
+    def calls() -> list[tuple[str, str]]:
+        doc = json.loads(module.read_text(encoding="utf-8"))
+        assert [i["seq"] for i in doc["interactions"]] == list(range(len(doc["interactions"])))
+        return sorted(
+            (i["test"].split("::")[-1], i["request"]["arguments"]["order_id"]) for i in doc["interactions"]
+        )
+
+    every = [
+        ("test_common", "A-1"),
+        ("test_each[A-1]", "A-1"),
+        ("test_each[B-2]", "B-2"),
+        ("test_each[C-3]", "C-3"),
+    ]
+    for mode in ("auto", "replay", "record", "replay", "auto"):
         result = suite.runpytest(f"--cassette-mode={mode}")
         result.assert_outcomes(passed=4)
-        doc = json.loads((suite.path / "tests" / "cassettes" / "module.json").read_text(encoding="utf-8"))
-        orders = [i["request"]["arguments"]["order_id"] for i in doc["interactions"]]
-        assert orders == ["A-1", "B-2", "C-3", "A-1"], mode  # every test's calls; A-1 made twice
+        assert calls() == every, mode  # each test's own calls, tagged with it; A-1 made by two tests
+    # re-recording one test replaces its calls and keeps the others'
+    suite.runpytest("--cassette-mode=record", "-k", "B-2").assert_outcomes(passed=1, deselected=3)
+    assert calls() == every
+    rerecord = suite.runpytest("--cassette-mode=rerecord", "-k", "C-3")
+    rerecord.assert_outcomes(passed=1, deselected=3)
+    pending = json.loads(module.with_name("module.pending.json").read_text(encoding="utf-8"))
+    assert len(pending["interactions"]) == 4  # ready to accept: no other test's calls lost
+    # a test no longer sharing the cassette: its calls go at the next recording
+    suite.makepyfile(
+        test_module=(suite.path / "test_module.py").read_text().replace("def test_common", "def _gone")
+    )
+    suite.runpytest("--cassette-mode=record", "-k", "A-1").assert_outcomes(passed=1, deselected=2)
+    assert calls() == [c for c in every if c[0] != "test_common"]
 
 
 def test_qq_prints_only_the_summary_lines_that_need_action(suite: pytest.Pytester) -> None:

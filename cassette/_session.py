@@ -337,6 +337,8 @@ class Session:
                 # lazy: only keys are read now, each interaction is parsed when served
                 self.cassette = load_cassette(self.path.absolute(), self.store, lazy=True)
                 self._index = _index(self.cassette.match_keys())
+                if self.shared is not None:
+                    self._own_first(self.shared[0])
                 self._blobs = BlobStore(self.cassette.store) if self.cassette.store else None
             finally:
                 if paused:
@@ -347,6 +349,15 @@ class Session:
         with _active_lock:
             _active.append(self)
         return self
+
+    def _own_first(self, test: str) -> None:
+        """In a shared cassette, a call several tests made is served from this test's own recording."""
+        assert self.cassette is not None
+        for key, entry in self._index.items():
+            if isinstance(entry, list):  # positions, last first: the end is served first
+                own = [p for p in entry if self.cassette.item(p).extra.get("test") == test]
+                if own:
+                    self._index[key] = [p for p in entry if p not in own] + own
 
     def _start_shared(self) -> None:
         """A cassette several tests share: ``auto`` records this test's calls unless the file has them,

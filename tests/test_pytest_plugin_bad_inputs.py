@@ -212,6 +212,33 @@ def test_two():
     assert len(shared["interactions"]) == 2  # started afresh, not added to the last run's
 
 
+def test_a_call_two_tests_share_is_served_from_each_tests_own_recording(suite: pytest.Pytester) -> None:
+    suite.makepyfile(
+        test_own="""
+import itertools, pathlib, pytest, cassette
+
+pytestmark = pytest.mark.cassette("own")
+counter = itertools.count(1)
+
+@cassette.tool
+def lookup(order_id: str) -> dict:
+    return {"order_id": order_id, "n": next(counter)}  # which recording answered
+
+@pytest.mark.parametrize("who", ["first", "second", "third"])
+def test_same_call(who):
+    with pathlib.Path("served.txt").open("a") as out:
+        out.write(f"{who} {lookup('A-1')['n']}\\n")
+"""
+    )
+    suite.runpytest("--cassette-mode=record").assert_outcomes(passed=3)
+    recorded = sorted((suite.path / "served.txt").read_text().split("\n"))
+    (suite.path / "served.txt").unlink()
+    suite.runpytest("--cassette-mode=replay", "-k", "third or second").assert_outcomes(passed=2, deselected=1)
+    replayed = sorted((suite.path / "served.txt").read_text().split("\n"))
+    # before: the second test was served the first recording of the call (n 1), the third the second
+    assert replayed == [line for line in recorded if not line.startswith("first")]
+
+
 def test_tests_sharing_a_cassette_record_and_replay_it_serially(suite: pytest.Pytester) -> None:
     suite.makepyfile(
         test_module=HEADER

@@ -374,8 +374,8 @@ class Session:
         held = load_cassette(target.absolute(), self.store)
         owners = [i.extra.get("test") for i in held.interactions]
         if self.requested_mode is Mode.AUTO:
-            # replayed if the file holds its calls (or is untagged: recorded before it was shared)
-            if test in owners or not any(isinstance(o, str) for o in owners):
+            # replayed if the file holds its calls (or calls untagged: recorded before it was shared)
+            if test in owners or (owners and not any(isinstance(o, str) for o in owners)):
                 self.mode = Mode.REPLAY
                 return
             self.mode = Mode.RECORD

@@ -324,3 +324,25 @@ def test_an_allow_host_that_could_never_match_is_an_error(suite: pytest.Pytester
     marker = suite.runpytest()
     marker.assert_outcomes(passed=1, errors=1)
     marker.stdout.fnmatch_lines(["*allow_hosts*'https://vault.internal' is a URL: give its host alone*"])
+
+
+def test_a_shared_cassette_left_empty_by_its_first_test_still_records_the_next(
+    suite: pytest.Pytester,
+) -> None:
+    # before: the second test found the (empty) file and replayed it in auto mode, and missed
+    suite.makepyfile(
+        test_first_quiet=HEADER
+        + """
+pytestmark = pytest.mark.cassette("quiet")
+
+def test_a_no_calls():
+    pass
+
+def test_b_one_call():
+    lookup("A-1")
+"""
+    )
+    for _ in range(2):  # records, then replays
+        suite.runpytest().assert_outcomes(passed=2)
+    doc = json.loads((suite.path / "tests" / "cassettes" / "quiet.json").read_text(encoding="utf-8"))
+    assert [i["test"].split("::")[-1] for i in doc["interactions"]] == ["test_b_one_call"]

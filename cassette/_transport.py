@@ -100,17 +100,22 @@ def _headers_list(record: dict[str, Any]) -> list[tuple[str, str]]:
 
 # The statuses the SDKs retry (with 5xx); on replay the recorded wait before the retry is moot.
 _RETRYABLE = frozenset({408, 409, 429})
-_MAX_WAIT = 60.0  # seconds: the SDKs retry after at most this (anthropic); a longer wait is left as recorded
+# seconds: openai retries after at most this, and gives up on a longer wait (or a date); anthropic
+# waits whatever it is told. A wait the SDK would give up on is left as recorded.
+_MAX_WAIT = 120.0
 
 
-def _no_wait(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _no_wait(headers: list[tuple[str, str]], limit: float | None = _MAX_WAIT) -> list[tuple[str, str]]:
     """A retryable error's headers with ``retry-after-ms: 1``: the SDK retries at once, as recorded.
 
     The SDKs read ``retry-after-ms`` first, then ``retry-after``, and retry after that many
-    seconds (up to a limit) or back off 0.5-8 s when neither says; a replay would sleep as
-    long. A wait the SDK would refuse (longer than a minute, a date) is left as it was, so the
-    decision to retry stays the one recorded; ``retry-after`` itself is kept for the caller.
+    seconds or back off 0.5-8 s when neither says; a replay would sleep as long. A wait the SDK
+    would give up on (openai: over ``limit`` seconds, or a date) is left as it was, so the decision
+    to retry stays the recorded one; ``limit=None`` (anthropic) retries after any wait. The
+    ``retry-after`` header itself is kept for the caller.
     """
+    if limit is None:  # the SDK retries after any wait, a date included
+        return [(k, v) for k, v in headers if k.lower() != "retry-after-ms"] + [("retry-after-ms", "1")]
     given = {k.lower(): v for k, v in headers}
     for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         if name not in given:
@@ -121,13 +126,15 @@ def _no_wait(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
             if name == "retry-after":
                 return headers  # a date: left as recorded
             continue
-        if not 0 <= delay <= _MAX_WAIT:  # nan and inf too
+        if not 0 <= delay <= limit:  # nan and inf too
             return headers
         break
     return [(k, v) for k, v in headers if k.lower() != "retry-after-ms"] + [("retry-after-ms", "1")]
 
 
-def replay_parts(record: dict[str, Any]) -> tuple[int, list[tuple[str, str]], list[bytes] | None, bytes]:
+def replay_parts(
+    record: dict[str, Any], *, wait_limit: float | None = _MAX_WAIT
+) -> tuple[int, list[tuple[str, str]], list[bytes] | None, bytes]:
     """What replay hands the SDK for a recorded HTTP response: its status, its headers, and its
     SSE events as chunks (one per event; ``None`` when it was not streamed) or else its body.
 
@@ -143,7 +150,7 @@ def replay_parts(record: dict[str, Any]) -> tuple[int, list[tuple[str, str]], li
     if type(status) is not int or not 100 <= status <= 999:  # three digits, as the importers take
         raise ValueError(f"its status {status!r:.40} is not an HTTP status code (100-999)")
     if status in _RETRYABLE or status >= 500:
-        headers = _no_wait(headers)
+        headers = _no_wait(headers, wait_limit)
     if "events" in record:
         events = record["events"]
         if not isinstance(events, list):
@@ -300,7 +307,9 @@ def _classes(lib: str) -> dict[str, type]:
 
     def replayed(record: dict[str, Any], request: Any, where: Any = None, seq: Any = None) -> Any:
         try:
-            status, headers, chunks, body = replay_parts(record)
+            # anthropic retries after any wait it is told; openai gives up past two minutes
+            limit = None if request.headers.get("anthropic-version") else _MAX_WAIT
+            status, headers, chunks, body = replay_parts(record, wait_limit=limit)
             if chunks is not None:
                 return mod.Response(status, headers=headers, stream=ReplayStream(chunks), request=request)
             return mod.Response(status, headers=headers, content=body, request=request)

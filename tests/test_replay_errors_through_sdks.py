@@ -131,3 +131,22 @@ def test_a_wait_the_sdk_would_refuse_is_left_as_recorded(devserver: DevServer, t
     with pytest.raises(openai.RateLimitError) as caught, cassette.using(path, mode="replay", unused="off"):
         _openai_call(cassette.instrument(OpenAI(base_url=dead, api_key="x", max_retries=2)))
     assert "retry-after-ms" not in caught.value.response.headers
+
+
+def test_anthropic_retries_a_recorded_rate_limit_at_once_whatever_it_said(
+    devserver: DevServer, tmp_path: Path
+) -> None:
+    # anthropic waits whatever it is told (an hour, a date): every wait is made instant for it
+    path = tmp_path / "c.json"
+    devserver.fail_next(1, 429)
+    call = _anthropic_call
+    with cassette.using(path, mode="record"):
+        answer = call(
+            cassette.instrument(Anthropic(base_url=devserver.anthropic_base_url, api_key="x"))
+        ).content
+    doc = json.loads(path.read_text())
+    doc["interactions"][0]["response"]["headers"] = {"retry-after": "Wed, 21 Oct 2035 07:28:00 GMT"}
+    path.write_text(json.dumps(doc))
+    with cassette.using(path, mode="replay", unused="error"):
+        client = cassette.instrument(Anthropic(base_url="http://127.0.0.1:1", api_key="x", max_retries=2))
+        assert call(client).content == answer

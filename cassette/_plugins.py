@@ -169,6 +169,56 @@ def redacted_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(_PLACEHOLDER.sub(b"<redacted>", canonical_json(request))).hexdigest()
 
 
+_WHOLE_PLACEHOLDER = re.compile(r"<redacted(?::[A-Za-z0-9_.-]{0,64})?>")
+SPREAD_MIN = 6  # a redacted value this long or longer is redacted wherever else it appears
+
+
+def removed_values(original: Any, redacted_value: Any, out: set[str]) -> None:
+    """Add to ``out`` each value of ``original`` that redaction replaced whole by a placeholder.
+
+    A field redacted by its name (``session_token``, ``passwords``) is a secret the text rules
+    may not recognise elsewhere; `spread_redactions` removes it from the rest of the recording.
+    """
+    if isinstance(original, dict) and isinstance(redacted_value, dict):
+        for k, v in redacted_value.items():
+            if k in original:
+                removed_values(original[k], v, out)
+    elif isinstance(original, list) and isinstance(redacted_value, list):
+        if len(original) == len(redacted_value):
+            for a, b in zip(original, redacted_value):
+                removed_values(a, b, out)
+    elif (
+        isinstance(redacted_value, str)
+        and isinstance(original, str | int | float)
+        and not isinstance(original, bool)
+        and _WHOLE_PLACEHOLDER.fullmatch(redacted_value)
+    ):
+        text = str(original)
+        if len(text) >= SPREAD_MIN and not _WHOLE_PLACEHOLDER.fullmatch(text):
+            out.add(text)
+
+
+def spread_redactions(value: Any, secrets: Iterable[str]) -> Any:
+    """``value`` with every occurrence of each of ``secrets`` inside its strings made ``<redacted>``."""
+    ordered = sorted(set(secrets), key=len, reverse=True)  # a longer secret first: it may hold a shorter
+    if not ordered:
+        return value
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            for secret in ordered:
+                if secret in v:
+                    v = v.replace(secret, "<redacted>")
+            return v
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        return v
+
+    return walk(value)
+
+
 def redacted(data: Any, kind: str, part: str) -> Any:
     """A copy of ``data`` with every redactor applied; ``data`` itself is untouched."""
     from cassette._store import loads, ordered_json

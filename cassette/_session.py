@@ -667,26 +667,33 @@ class Session:
                 warnings.warn(message, CassetteWarning, stacklevel=3)
 
     def _finish_record(self, exc: BaseException | None) -> None:
-        from cassette._plugins import redacted, redacted_key
+        from cassette._plugins import redacted, redacted_key, removed_values, spread_redactions
 
-        interactions = []
-        for seq, slot in enumerate(self._live_slots()):
+        slots = self._live_slots()
+        parts: list[tuple[Any, Any]] = []
+        secrets: set[str] = set()
+        for slot in slots:
             response = slot.response
             if response is None:
                 response = slot.partial() if slot.partial is not None else {}
             if not slot.done:
                 response = dict(response, incomplete=True)
-            request = redacted(slot.request, slot.kind, "request")
+            clean = (redacted(slot.request, slot.kind, "request"), redacted(response, slot.kind, "response"))
+            removed_values(slot.request, clean[0], secrets)
+            removed_values(response, clean[1], secrets)
+            parts.append(clean)
+        interactions = []
+        for seq, (slot, (request, response)) in enumerate(zip(slots, parts)):
+            if secrets:
+                # a value redacted by its field's name (a tool's session_token) is a secret wherever the
+                # agent copied it (the next prompt), though no text rule knows its shape
+                request, response = spread_redactions(request, secrets), spread_redactions(response, secrets)
             # a request that held a secret also gets the key of its redacted form: replay finds it
             # by that key when the request is rebuilt from redacted tool results or model output
             extra = {"redacted_key": redacted_key(request)} if request_key(request) != slot.key else {}
             if self.shared is not None:
                 extra["test"] = self.shared[0]  # whose call it is, in a cassette several tests share
-            interactions.append(
-                Interaction(
-                    seq, slot.kind, slot.key, request, redacted(response, slot.kind, "response"), extra
-                )
-            )
+            interactions.append(Interaction(seq, slot.kind, slot.key, request, response, extra))
         if self._prior and exc is None:  # after the calls of the other tests sharing the cassette
             interactions = [
                 Interaction(seq, i.kind, i.key, i.request, i.response, i.extra)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openai import OpenAI
@@ -105,3 +106,36 @@ def test_each_recorded_call_is_served_once_through_either_key(openai_client: Ope
         client = _dead_client()
         assert (_agent(client), _agent(client)) == (first, second)
         _agent(client)  # a third time: both recordings are used up
+
+
+@cassette.tool
+def get_creds(user: str) -> dict[str, Any]:
+    return {
+        "user": user,
+        "session_token": "tok_" + user * 3,
+        "passwords": ["hunter2", "correct horse battery"],
+    }
+
+
+def _creds_agent(client: OpenAI) -> str:
+    creds = get_creds("alice")
+    reply = client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "Summarise: " + json.dumps(creds)}]
+    )
+    return reply.choices[0].message.content or ""
+
+
+def test_a_value_redacted_by_its_field_name_is_redacted_where_the_agent_copied_it(
+    openai_client: OpenAI, tmp_path: Path
+) -> None:
+    # before: the tool's record said <redacted>, but the next prompt kept the values in plain text
+    # (no text rule knows their shape), and replay, built from the redacted result, missed
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        live = _creds_agent(openai_client)
+    files = "".join(p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file())
+    for secret in ("tok_alicealicealice", "hunter2", "correct horse battery"):
+        assert secret not in files, secret
+    assert "alice" in files  # the user name (not under a secret's name) is kept
+    with cassette.using(path, mode="replay", unused="error"):
+        assert _creds_agent(_dead_client()) == live

@@ -269,6 +269,7 @@ class Session:
         # only this test's calls in the file, tagging each with `test`, and keeps the others'
         self.shared = shared
         self._prior: list[Interaction] = []
+        self._insert_at: int | None = None  # where in _prior this test's calls were (None: at the end)
         self.path = Path(path)
         if "\x00" in str(self.path):
             raise CassetteConfigError(
@@ -384,6 +385,11 @@ class Session:
             for i, owner in zip(held.interactions, owners)
             if isinstance(owner, str) and owner != test and owner in sharing
         ]
+        if test in owners:  # its new calls go where its old ones were: an unchanged test moves nothing
+            first = owners.index(test)
+            self._insert_at = sum(
+                1 for o in owners[:first] if isinstance(o, str) and o != test and o in sharing
+            )
 
     def finish(self, exc: BaseException | None = None) -> None:
         if self._token is not None:
@@ -694,10 +700,11 @@ class Session:
             if self.shared is not None:
                 extra["test"] = self.shared[0]  # whose call it is, in a cassette several tests share
             interactions.append(Interaction(seq, slot.kind, slot.key, request, response, extra))
-        if self._prior and exc is None:  # after the calls of the other tests sharing the cassette
+        if self._prior and exc is None:  # among the calls of the other tests sharing the cassette
+            at = len(self._prior) if self._insert_at is None else self._insert_at
             interactions = [
                 Interaction(seq, i.kind, i.key, i.request, i.response, i.extra)
-                for seq, i in enumerate([*self._prior, *interactions])
+                for seq, i in enumerate([*self._prior[:at], *interactions, *self._prior[at:]])
             ]
         new = Cassette(path=self.path, interactions=interactions, store=self.store)
         if exc is not None:

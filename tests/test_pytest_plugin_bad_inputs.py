@@ -272,9 +272,11 @@ def test_common():
         result = suite.runpytest(f"--cassette-mode={mode}")
         result.assert_outcomes(passed=4)
         assert calls() == every, mode  # each test's own calls, tagged with it; A-1 made by two tests
-    # re-recording one test replaces its calls and keeps the others'
+    # re-recording one test replaces its calls, where they were, and keeps the others'
+    before = module.read_text(encoding="utf-8")
     suite.runpytest("--cassette-mode=record", "-k", "B-2").assert_outcomes(passed=1, deselected=3)
     assert calls() == every
+    assert module.read_text(encoding="utf-8") == before  # the same calls: not even moved (no drift)
     rerecord = suite.runpytest("--cassette-mode=rerecord", "-k", "C-3")
     rerecord.assert_outcomes(passed=1, deselected=3)
     pending = json.loads(module.with_name("module.pending.json").read_text(encoding="utf-8"))

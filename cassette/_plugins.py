@@ -169,7 +169,7 @@ def redacted_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(_PLACEHOLDER.sub(b"<redacted>", canonical_json(request))).hexdigest()
 
 
-_WHOLE_PLACEHOLDER = re.compile(r"<redacted(?::[A-Za-z0-9_.-]{0,64})?>")
+_WHOLE_PLACEHOLDER = re.compile(_PLACEHOLDER.pattern.decode())  # the same placeholders, in text
 SPREAD_MIN = 6  # a redacted value this long or longer is redacted wherever else it appears
 
 

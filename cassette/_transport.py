@@ -114,11 +114,9 @@ def _no_wait(headers: list[tuple[str, str]], limit: float | None = _MAX_WAIT) ->
     to retry stays the recorded one; ``limit=None`` (anthropic) retries after any wait. The
     ``retry-after`` header itself is kept for the caller.
     """
-    if limit is None:  # the SDK retries after any wait, a date included
-        return [(k, v) for k, v in headers if k.lower() != "retry-after-ms"] + [("retry-after-ms", "1")]
-    given = {k.lower(): v for k, v in headers}
+    given = {k.lower(): v for k, v in headers} if limit is not None else {}  # None: any wait, a date too
     for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        if name not in given:
+        if name not in given or limit is None:
             continue
         try:
             delay = float(given[name]) / divisor

@@ -56,15 +56,85 @@ def _kept_headers(headers: Any) -> dict[str, Any]:
     return out
 
 
+# A JSON body is stored parsed and written back on replay in the layout it came in, so the bytes
+# the SDK reads (``with_raw_response``'s ``.text``) are the recorded ones. No ``json_layout``:
+# compact, as orjson writes it. Otherwise a base and flags joined by "+": ``compact`` (Python's
+# compact), ``spaced`` (Python's default ", " and ": "), ``indentN``; ``ascii`` (non-ASCII
+# escaped), ``newline`` (a trailing newline). Bodies over this size are not checked (a second
+# copy of a huge answer in memory) and replay compact, as do layouts none of these rebuild.
+_LAYOUT_CHECK_MAX = 8 * 1024 * 1024
+_LAYOUT_FLAGS = frozenset({"ascii", "newline"})
+_INDENT = re.compile(r"indent([1-8])")
+
+
+@cache
+def _layout_encoder(layout: str) -> tuple[json.JSONEncoder, bool]:
+    """The encoder for a ``json_layout`` and whether it ends in a newline (ValueError if unknown)."""
+    base, *flags = layout.split("+")
+    unknown = set(flags) - _LAYOUT_FLAGS
+    indent = _INDENT.fullmatch(base)
+    if unknown or len(set(flags)) != len(flags) or not (indent or base in ("compact", "spaced")):
+        raise ValueError(
+            f"its `json_layout` {layout!r:.40} is not one this version writes "
+            "(compact, spaced or indent1-8, with +ascii and +newline)"
+        )
+    encoder = json.JSONEncoder(
+        ensure_ascii="ascii" in flags,
+        indent=int(indent.group(1)) if indent else None,
+        separators=(",", ":") if base == "compact" else None,
+    )
+    return encoder, "newline" in flags
+
+
+def _render_json(value: Any, layout: str) -> bytes:
+    """``value`` written in ``layout`` (a ``json_layout``); ValueError for one replay cannot write."""
+    if not isinstance(layout, str):
+        raise TypeError(f"its `json_layout` is a {type(layout).__name__}, not a string")
+    encoder, newline = _layout_encoder(layout)
+    text = encoder.encode(value)
+    return (text + "\n" if newline else text).encode("utf-8")
+
+
+def json_layout(value: Any, body: bytes) -> str | None:
+    """The ``json_layout`` that writes ``value`` back as ``body``; None for orjson's compact one, or
+    when no layout rebuilds it (then replay writes it compact; the parsed value is the same)."""
+    newline = body.endswith(b"\n")
+    text = body[:-1] if newline else body
+    if not newline:
+        try:
+            if orjson.dumps(value) == body:
+                return None
+        except TypeError:
+            pass
+    flags = ("+ascii" if body.isascii() and b"\\u" in body else "") + ("+newline" if newline else "")
+    if text[1:2] in (b"\n", b"\r"):  # indented: the first key's indent is the step
+        second = text[2:].lstrip(b"\n\r")
+        bases = [f"indent{len(second) - len(second.lstrip(b' '))}"]
+    else:
+        head = text[:256]
+        spaced = b'": ' in head or b", " in head
+        bases = ["spaced", "compact"] if spaced else ["compact", "spaced"]
+    for base in bases:
+        try:
+            if _render_json(value, base + flags) == body:
+                return base + flags
+        except (TypeError, ValueError, RecursionError):
+            return None
+    return None
+
+
 def body_record(content_type: str, body: bytes) -> dict[str, Any]:
-    """A response body as readable JSON: parsed JSON, text, or base64 for binary."""
+    """A response body as readable JSON: parsed JSON (with its ``json_layout``), text, or base64."""
     if not body:
         return {"text": ""}
     if "json" in content_type:
         try:
-            return {"json": orjson.loads(body)}
+            value = orjson.loads(body)
         except orjson.JSONDecodeError:
             pass
+        else:
+            layout = json_layout(value, body) if len(body) <= _LAYOUT_CHECK_MAX else None
+            return {"json": value} if layout is None else {"json": value, "json_layout": layout}
     try:
         return {"text": body.decode("utf-8")}
     except UnicodeDecodeError:
@@ -73,6 +143,8 @@ def body_record(content_type: str, body: bytes) -> dict[str, Any]:
 
 def body_bytes(record: dict[str, Any]) -> bytes:
     if "json" in record:
+        if "json_layout" in record:
+            return _render_json(record["json"], record["json_layout"])
         try:
             return orjson.dumps(record["json"])
         except TypeError:  # nested deeper than orjson writes (254), or integers beyond 64 bits

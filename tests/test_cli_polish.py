@@ -109,6 +109,14 @@ CORRUPTIONS = {
         "its `headers` is a list, not an object of header names",
     ),
     "base64-not-base64": (_bad_base64, "its `base64` body is not valid base64 ("),
+    "json-layout-unknown": (
+        lambda r: r.update(json_layout="tabs+newline"),
+        "its `json_layout` 'tabs+newline' is not one this version writes",
+    ),
+    "json-layout-a-number": (
+        lambda r: r.update(json_layout=2),
+        "its `json_layout` is a int, not a string",
+    ),
 }
 
 

@@ -166,7 +166,10 @@ async def stream_text(c: Client) -> Any:
 async def raw_response(c: Client) -> Any:
     raw = await resolve(c.messages.with_raw_response.create(model=MODEL, max_tokens=64, messages=USER))
     parsed = await resolve(raw.parse())
-    return raw.status_code, raw.headers.get("request-id"), raw.headers.get("content-type"), parsed
+    # the bytes the SDK read, as the server wrote them (its spacing too), not re-encoded
+    body = raw.http_response.content
+    assert body.startswith(b'{"') and b'", "' in body, body[:80]
+    return raw.status_code, raw.headers.get("request-id"), raw.headers.get("content-type"), parsed, body
 
 
 async def streaming_response(c: Client) -> Any:

@@ -250,7 +250,10 @@ async def embeddings(c: Client) -> Any:
 async def raw_response(c: Client) -> Any:
     raw = await resolve(c.chat.completions.with_raw_response.create(model=MODEL, messages=USER))  # type: ignore[arg-type]
     parsed = await resolve(raw.parse())
-    return raw.status_code, raw.headers.get("x-request-id"), raw.headers.get("content-type"), parsed
+    # the bytes the SDK read, as the server wrote them (its spacing too), not re-encoded
+    body = raw.http_response.content
+    assert body.startswith(b'{"') and b'", "' in body, body[:80]
+    return raw.status_code, raw.headers.get("x-request-id"), raw.headers.get("content-type"), parsed, body
 
 
 async def streaming_response(c: Client) -> Any:

@@ -737,6 +737,21 @@ def _tokens(response: Any) -> int:
 def _pairs(
     old: list[Interaction], new: list[Interaction]
 ) -> list[tuple[Interaction | None, Interaction | None]]:
+    """Align two interaction lists: in a cassette several tests share, each test's calls with its own
+    (one test's changed call count must not shift the others' pairs); then as `_aligned` does."""
+    if not any("test" in i.extra for i in old) and not any("test" in i.extra for i in new):
+        return _aligned(old, new)
+    groups: dict[Any, tuple[list[Interaction], list[Interaction]]] = {}
+    for side, items in enumerate((old, new)):
+        for inter in items:
+            owner = inter.extra.get("test")
+            groups.setdefault(owner if isinstance(owner, str) else None, ([], []))[side].append(inter)
+    return [pair for olds, news in groups.values() for pair in _aligned(olds, news)]
+
+
+def _aligned(
+    old: list[Interaction], new: list[Interaction]
+) -> list[tuple[Interaction | None, Interaction | None]]:
     """Align two interaction lists: equal keys pair up, and a replaced run pairs by kind, in order."""
     a = [f"{i.kind}:{i.key}" for i in old]
     b = [f"{i.kind}:{i.key}" for i in new]

@@ -151,6 +151,34 @@ def test_an_inserted_call_is_added_without_shifting_the_rest() -> None:
     assert [(i.old_seq, i.category) for i in removed] == [(1, "removed")]
 
 
+def test_a_shared_cassette_pairs_each_tests_calls_with_its_own() -> None:
+    """Two tests share a cassette; one now makes two calls, the other asks in other words: the
+    second test's call pairs with its own old call, not with the first test's new one."""
+    users = frozenset({"t.py::a", "t.py::b"})
+
+    def record(path: str, a: list[str], b: str) -> None:
+        with DevServer(seed=3) as srv:
+            client = _client(srv)
+            for test, asks in (("t.py::a", a), ("t.py::b", [b])):
+                with cassette.using(path, mode="record", shared=(test, users)):
+                    for ask in asks:
+                        client.chat.completions.create(
+                            model="gpt-4o-mini", messages=[{"role": "user", "content": ask}]
+                        )
+
+    record("old.json", ["Where is my package?"], CAPITAL)
+    record("new.json", ["Where is my parcel?", "When will it arrive?"], "Name the capital of France.")
+    new = cassette.load_cassette("new.json")
+    assert [i.extra["test"] for i in new.interactions] == ["t.py::a", "t.py::a", "t.py::b"]
+    items = compare_cassettes(cassette.load_cassette("old.json"), new)
+    assert [(i.old_seq, i.seq, i.category) for i in items] == [
+        (0, 0, "request"),
+        (None, 1, "added"),
+        (1, 2, "request"),
+    ]
+    assert "capital" in items[2].reason.lower() or "content" in " ".join(items[2].fields)
+
+
 def test_an_error_response_is_its_own_category() -> None:
     from openai import InternalServerError
 

@@ -147,17 +147,23 @@ class RunStats:
     recorded: int = 0
     rerecorded: int = 0
     failed: int = 0  # recordings whose test failed: kept as <name>.failed.json
+    missed: int = 0  # replays that met a call the cassette has no recording of
     drifted: int = 0
     served: dict[str, int] = field(default_factory=dict)
     recorded_calls: dict[str, int] = field(default_factory=dict)
     tokens_saved: int = 0
     cassettes_used: set[str] = field(default_factory=set)
+    # category -> the cassette files counted in it (tests sharing one file count it once)
+    files: dict[str, set[str]] = field(default_factory=dict)
 
     def merge(self, other: dict[str, Any]) -> None:
         self.replayed += other["replayed"]
         self.recorded += other["recorded"]
         self.rerecorded += other["rerecorded"]
         self.failed += other.get("failed", 0)
+        self.missed += other.get("missed", 0)
+        for what, paths in other.get("files", {}).items():
+            self.files.setdefault(what, set()).update(paths)
         self.drifted += other["drifted"]
         self.tokens_saved += other["tokens_saved"]
         for k, v in other["served"].items():
@@ -172,12 +178,18 @@ class RunStats:
             "recorded": self.recorded,
             "rerecorded": self.rerecorded,
             "failed": self.failed,
+            "missed": self.missed,
             "drifted": self.drifted,
             "served": dict(self.served),
             "recorded_calls": dict(self.recorded_calls),
             "tokens_saved": self.tokens_saved,
             "cassettes_used": sorted(self.cassettes_used),
+            "files": {what: sorted(paths) for what, paths in self.files.items()},
         }
+
+    def cassettes(self, what: str) -> int:
+        """How many cassette files were counted as ``what`` (``replayed``, ``recorded``, ...)."""
+        return len(self.files.get(what, ())) or getattr(self, what)
 
 
 run_stats = RunStats()
@@ -643,7 +655,7 @@ class Session:
     # --- finishing ------------------------------------------------------------------------------
 
     def _finish_replay(self, exc: BaseException | None) -> None:
-        self._count("replayed")
+        self._count("missed" if self.misses else "replayed")
         if self.misses and not isinstance(exc, CassetteMiss):
             # the agent swallowed the miss, or an SDK wrapped it: the block still fails on it
             raise self.misses[0] from exc
@@ -752,9 +764,12 @@ class Session:
                 run_stats.recorded_calls[s.kind] = run_stats.recorded_calls.get(s.kind, 0) + 1
             run_stats.tokens_saved += self._tokens_saved
             try:
-                run_stats.cassettes_used.add(str(self.path.resolve()))
+                where = str(self.path.resolve())
             except OSError:
-                pass
+                where = str(self.path.absolute())
+            else:
+                run_stats.cassettes_used.add(where)
+            run_stats.files.setdefault(what, set()).add(where)
 
 
 def _flag(value: str | bool | None, default: str, name: str) -> str:

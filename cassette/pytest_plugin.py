@@ -957,13 +957,24 @@ def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
     """The terminal summary: one line per category (plus the files a reader must act on)."""
     s = state.stats
     out: list[tuple[str, dict[str, bool]]] = []
-    if s.replayed or s.recorded or s.rerecorded or s.failed:
-        out.append((f"replayed: {s.replayed} cassette(s), {_calls(s.served)} served", {}))
+    if s.replayed or s.recorded or s.rerecorded or s.failed or s.missed:
+        # files, not tests: the tests sharing a cassette count it once
+        out.append((f"replayed: {s.cassettes('replayed')} cassette(s), {_calls(s.served)} served", {}))
+        if s.missed:
+            out.append(
+                (
+                    f"missed: {s.cassettes('missed')} cassette(s) met a call they hold no recording of "
+                    "(see the failures above)",
+                    {"red": True},
+                )
+            )
         failed = f" (and {s.failed} failed test(s) whose calls are kept in *.failed.json)" if s.failed else ""
-        out.append((f"recorded: {s.recorded} cassette(s){failed}, {_calls(s.recorded_calls)} made live", {}))
+        recorded = s.cassettes("recorded")
+        out.append((f"recorded: {recorded} cassette(s){failed}, {_calls(s.recorded_calls)} made live", {}))
         drift = f", {s.drifted} with drift" if s.drifted else ", no drift"
-        hint = " (review: cassette drift; keep: cassette accept)" if s.rerecorded else ""
-        out.append((f"re-recorded: {s.rerecorded} cassette(s){drift}{hint}", {"yellow": bool(s.drifted)}))
+        rerecorded = s.cassettes("rerecorded")
+        hint = " (review: cassette drift; keep: cassette accept)" if rerecorded else ""
+        out.append((f"re-recorded: {rerecorded} cassette(s){drift}{hint}", {"yellow": bool(s.drifted)}))
         out.append((f"tokens not spent: {s.tokens_saved:,} (recorded usage of replayed calls)", {}))
         for p in sorted(state.drifted):
             out.append((f"  drifted: {p}", {"yellow": True}))

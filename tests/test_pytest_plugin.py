@@ -354,6 +354,13 @@ def test_agent():
     result = suite.runpytest("--cassette-mode=replay")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*CassetteMiss*has no recorded llm call matching*"])
+    # the summary counts it as missed, not replayed
+    result.stdout.fnmatch_lines(
+        [
+            "*replayed: 0 cassette(s), no calls served*",
+            "*missed: 1 cassette(s) met a call they hold no recording of (see the failures above)*",
+        ]
+    )
 
 
 # --- network guard --------------------------------------------------------------------------------

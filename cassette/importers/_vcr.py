@@ -719,11 +719,30 @@ def convert_interaction(item: Any) -> Converted:
     if "events" not in recorded and _unlabelled_stream(normalized, status, resp_headers, data):
         recorded = {"status": status, "headers": recorded["headers"], "events": split_sse(data.decode())}
         notes.append(_STREAM_NOTE)
+    notes.extend(_sdk_default_notes(kind, normalized))
     if kind == "http" and method.upper() == "POST" and ("/chat/completions" in uri or "/v1/messages" in uri):
         notes.append(
             "looks like an LLM call but its body is not JSON: kept as plain http (matched by URL+body)."
         )
     return Converted(kind, request_key(normalized), normalized, recorded, notes)
+
+
+# Request fields today's SDKs send even when the call leaves them out, which older SDKs did not send:
+# (provider, endpoint) -> (field, the value sent). A recording without the field cannot match such a call.
+_SDK_DEFAULTS = {("openai", "embeddings"): ("encoding_format", "base64")}
+
+
+def _sdk_default_notes(kind: str, normalized: dict[str, Any]) -> list[str]:
+    default = _SDK_DEFAULTS.get((str(normalized.get("provider")), str(normalized.get("endpoint"))))
+    if kind != "llm" or default is None or default[0] in normalized:
+        return []
+    name, value = default
+    return [
+        f"recorded without `{name}` (an older SDK); current {normalized['provider']} SDKs send "
+        f"{name}={value!r} when the call does not set it, so such a call misses this recording. "
+        f"Re-record it, or drop `{name}` in a cassette_normalize plugin (the recorded response is served "
+        "as it is)."
+    ]
 
 
 def _utf8(data: bytes) -> bool:

@@ -12,7 +12,7 @@ import codecs
 import json
 import re
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from functools import cache
 from types import ModuleType
 from typing import Any, TypeVar
@@ -57,42 +57,45 @@ def _kept_headers(headers: Any) -> dict[str, Any]:
 
 
 # A JSON body is stored parsed and written back on replay in the layout it came in, so the bytes
-# the SDK reads (``with_raw_response``'s ``.text``) are the recorded ones. No ``json_layout``:
+# the SDK reads (``with_raw_response``'s ``.content``) are the recorded ones. No ``json_layout``:
 # compact, as orjson writes it. Otherwise a base and flags joined by "+": ``compact`` (Python's
 # compact), ``spaced`` (Python's default ", " and ": "), ``indentN``; ``ascii`` (non-ASCII
-# escaped), ``newline`` (a trailing newline). Bodies over this size are not checked (a second
-# copy of a huge answer in memory) and replay compact, as do layouts none of these rebuild.
+# escaped), ``newline`` (a final newline), ``py`` (``indent2`` as Python's json module writes it,
+# where its numbers differ from orjson's). Bodies over this size are not checked (a second copy
+# of a huge answer in memory) and replay compact, as do layouts none of these rebuild.
 _LAYOUT_CHECK_MAX = 8 * 1024 * 1024
-_LAYOUT_FLAGS = frozenset({"ascii", "newline"})
+_LAYOUT_FLAGS = frozenset({"ascii", "newline", "py"})
 _INDENT = re.compile(r"indent([1-8])")
 
 
 @cache
-def _layout_encoder(layout: str) -> tuple[json.JSONEncoder, bool]:
-    """The encoder for a ``json_layout`` and whether it ends in a newline (ValueError if unknown)."""
+def _layout_writer(layout: str) -> Callable[[Any], bytes]:
+    """What writes a value in a ``json_layout`` (ValueError for a layout this version does not know)."""
     base, *flags = layout.split("+")
     unknown = set(flags) - _LAYOUT_FLAGS
     indent = _INDENT.fullmatch(base)
     if unknown or len(set(flags)) != len(flags) or not (indent or base in ("compact", "spaced")):
         raise ValueError(
             f"its `json_layout` {layout!r:.40} is not one this version writes "
-            "(compact, spaced or indent1-8, with +ascii and +newline)"
+            "(compact, spaced or indent1-8, with +ascii, +newline and +py)"
         )
+    end = b"\n" if "newline" in flags else b""
+    if base == "indent2" and not {"ascii", "py"} & set(flags):
+        # OpenAI's own layout: orjson writes it 40x faster than the json module's Python indenter
+        return lambda value: orjson.dumps(value, option=orjson.OPT_INDENT_2) + end
     encoder = json.JSONEncoder(
         ensure_ascii="ascii" in flags,
         indent=int(indent.group(1)) if indent else None,
         separators=(",", ":") if base == "compact" else None,
     )
-    return encoder, "newline" in flags
+    return lambda value: encoder.encode(value).encode("utf-8") + end
 
 
 def _render_json(value: Any, layout: str) -> bytes:
     """``value`` written in ``layout`` (a ``json_layout``); ValueError for one replay cannot write."""
     if not isinstance(layout, str):
         raise TypeError(f"its `json_layout` is a {type(layout).__name__}, not a string")
-    encoder, newline = _layout_encoder(layout)
-    text = encoder.encode(value)
-    return (text + "\n" if newline else text).encode("utf-8")
+    return _layout_writer(layout)(value)
 
 
 def json_layout(value: Any, body: bytes) -> str | None:
@@ -109,17 +112,18 @@ def json_layout(value: Any, body: bytes) -> str | None:
     flags = ("+ascii" if body.isascii() and b"\\u" in body else "") + ("+newline" if newline else "")
     if text[1:2] in (b"\n", b"\r"):  # indented: the first key's indent is the step
         second = text[2:].lstrip(b"\n\r")
-        bases = [f"indent{len(second) - len(second.lstrip(b' '))}"]
+        base = f"indent{len(second) - len(second.lstrip(b' '))}"
+        layouts = [base + flags, base + flags + "+py"] if base == "indent2" else [base + flags]
     else:
         head = text[:256]
-        spaced = b'": ' in head or b", " in head
-        bases = ["spaced", "compact"] if spaced else ["compact", "spaced"]
-    for base in bases:
+        bases = ["spaced", "compact"] if b'": ' in head or b", " in head else ["compact", "spaced"]
+        layouts = [base + flags for base in bases]
+    for layout in layouts:
         try:
-            if _render_json(value, base + flags) == body:
-                return base + flags
-        except (TypeError, ValueError, RecursionError):
-            return None
+            if _render_json(value, layout) == body:
+                return layout
+        except (TypeError, ValueError, RecursionError):  # beyond orjson (64-bit ints), indent0
+            continue
     return None
 
 

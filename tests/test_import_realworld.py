@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 import cassette
+from cassette._transport import body_bytes
 from cassette.cli import main
 from cassette.importers import CassetteImportError, ImportReport, import_cendor, import_vcr
 
@@ -1042,7 +1043,8 @@ def test_unreadable_interactions_are_listed_one_by_one() -> None:
         f"interaction {i}" for i in (0, 1, 2, 3, 5)
     ]
     stale = cassette.load_cassette("imported.json").interactions[1].response
-    assert stale["text"] == '{"stale": "header"}'  # decoded by the recorder, header left behind
+    # decoded by the recorder, header left behind; JSON with no content type reads back byte for byte
+    assert stale["json"] == {"stale": "header"} and body_bytes(stale) == b'{"stale": "header"}'
 
 
 def test_files_that_are_not_vcrpy_cassettes_say_what_they_are() -> None:

@@ -47,9 +47,13 @@ LAYOUTS: dict[str, tuple[bytes, str | None]] = {
         json.dumps(VALUE, ensure_ascii=False, separators=(",", ":")).encode(),
         "compact",
     ),
-    "indent 2 and a newline": (
-        (json.dumps(VALUE, ensure_ascii=False, indent=2) + "\n").encode(),
+    "indent 2 and a newline (OpenAI's, written by orjson)": (
+        orjson.dumps(VALUE, option=orjson.OPT_INDENT_2) + b"\n",
         "indent2+newline",
+    ),
+    "indent 2 by Python's json (4.5e-05, not 4.5e-5)": (
+        (json.dumps(VALUE, ensure_ascii=False, indent=2) + "\n").encode(),
+        "indent2+newline+py",
     ),
     "indent 4, ascii": (json.dumps(VALUE, indent=4).encode(), "indent4+ascii"),
     "compact and a newline": (
@@ -111,7 +115,9 @@ def server() -> Iterator[_Server]:
     srv.server_close()
 
 
-@pytest.mark.parametrize("name", ["indent 2 and a newline", "python spaced, ascii", "orjson compact"])
+@pytest.mark.parametrize(
+    "name", ["indent 2 and a newline (OpenAI's, written by orjson)", "python spaced, ascii", "orjson compact"]
+)
 def test_with_raw_response_replays_the_recorded_bytes(name: str, server: _Server, tmp_path: Path) -> None:
     server.body = LAYOUTS[name][0]
     client = cassette.instrument(
@@ -140,3 +146,26 @@ def test_with_raw_response_replays_the_recorded_bytes(name: str, server: _Server
     # the manifest keeps the parsed body, readable, with the layout beside it
     response = json.loads(path.read_text())["interactions"][0]["response"]
     assert response.get("json_layout") == LAYOUTS[name][1]
+
+
+def test_an_imported_openai_cassette_replays_openais_own_bytes(tmp_path: Path) -> None:
+    """A real vcrpy cassette of api.openai.com (indent 2, final newline) imports with its layout,
+    and ``with_raw_response`` hands back the bytes OpenAI sent."""
+    import yaml
+
+    from cassette.importers import import_vcr
+
+    source = Path(__file__).parent / "data" / "thirdparty" / "openinference_empty_headers.yaml"
+    sent = yaml.safe_load(source.read_text())["interactions"][0]["response"]["body"]["string"].encode()
+    import_vcr(source, tmp_path / "imported.json")
+    response = json.loads((tmp_path / "imported.json").read_text())["interactions"][0]["response"]
+    assert response["json_layout"] == "indent2+newline"
+    client = cassette.instrument(OpenAI(base_url="http://127.0.0.1:9/v1", api_key="sk-replay", max_retries=0))
+    with cassette.using(tmp_path / "imported.json", mode="replay"):
+        raw = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-2024-08-06",
+            messages=[{"name": "user", "role": "user", "content": "What is the capital of France?"}],
+            stream=False,
+        )
+    assert raw.http_response.content == sent
+    assert raw.parse().choices[0].message.content == "The capital of France is Paris."

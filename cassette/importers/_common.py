@@ -13,7 +13,7 @@ import orjson
 from cassette._errors import CassetteError, CassetteIOError
 from cassette._model import Cassette, HttpRequest, Interaction
 from cassette._store import default_store_for, request_key, save_cassette
-from cassette._transport import _DROP_RESPONSE_HEADERS, _SSE_BOUNDARY, body_record
+from cassette._transport import _DROP_RESPONSE_HEADERS, _SSE_BOUNDARY, body_bytes, body_record
 
 # Where a converted LLM call is pretended to have gone: only the path and headers decide its kind.
 _URLS = {
@@ -202,6 +202,10 @@ def http_response(status: int, headers: list[tuple[str, str]], body: bytes) -> d
             kept[name] = v
     if content_type.startswith("text/event-stream") and 200 <= status < 300:
         return {"status": status, "headers": kept, "events": split_sse(body.decode("utf-8", "replace"))}
+    if not content_type and body[:1] in (b"{", b"["):  # headers filtered out: JSON if it reads back whole
+        as_json = body_record("application/json", body)
+        if "json" in as_json and body_bytes(as_json) == body:
+            return {"status": status, "headers": kept, **as_json}
     return {"status": status, "headers": kept, **body_record(content_type, body)}
 
 

@@ -1191,7 +1191,10 @@ class _Handler(BaseHTTPRequestHandler):
         status, payload, events, extra = self.server.devserver._respond(method, path, body, headers, raw)
         try:
             if events is None:
-                data = json.dumps(payload, ensure_ascii=False).encode()
+                if path.startswith("/v1/messages") or "anthropic-version" in headers:
+                    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+                else:  # OpenAI writes its JSON indented by two, with a final newline
+                    data = (json.dumps(payload, ensure_ascii=False, indent=2) + "\n").encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

@@ -82,9 +82,10 @@ def _config_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     )
 
 
-def _text_rules() -> Any:
+def _secret_rules() -> Any:
+    """The rules of every ``cassette_secret_rules`` plugin (the built-ins if those cannot be had)."""
     try:
-        from cassette._secrets import default_rules, redact_text
+        from cassette._secrets import default_rules
     except ImportError:  # pragma: no cover - the scanner ships with cassette
         return None
     rules = _RULES.get("rules")
@@ -97,7 +98,28 @@ def _text_rules() -> Any:
         except Exception:
             rules = default_rules()
         _RULES["rules"] = rules
+    return rules
+
+
+def _text_rules() -> Any:
+    rules = _secret_rules()
+    if rules is None:  # pragma: no cover - the scanner ships with cassette
+        return None
+    from cassette._secrets import redact_text
+
     return lambda text: redact_text(text, rules)
+
+
+def _redact_stream(data: dict[str, Any]) -> None:
+    """A secret split over a streamed response's deltas (no one event holds it): each channel's
+    text is joined and scanned, and the secret cut out of every piece (see `redact_stream`)."""
+    events = data.get("events")
+    rules = _secret_rules()
+    if type(events) is not list or len(events) < 2 or rules is None:
+        return
+    from cassette._secrets import redact_stream
+
+    data["events"] = redact_stream(events, rules)
 
 
 _RULES: dict[str, Any] = {}
@@ -213,4 +235,7 @@ def _walk(
 @hookimpl
 def cassette_redact(data: Any, kind: str, part: str) -> None:
     headers, fields, query = _config_names()
+    if part == "response" and isinstance(data, dict) and "events" in data:
+        # first: a piece that holds a secret's start whole would lose only that part to the text rules
+        _redact_stream(data)
     _walk(data, fields, headers, query, _text_rules())

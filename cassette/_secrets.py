@@ -134,7 +134,7 @@ class Finding:
 
 # Bumped whenever what a scan finds changes without a rule changing (how text, JSON, $bytes or
 # binary content is read): the staged scan's cache keys on it as well as on the rules.
-SCAN_VERSION = 3
+SCAN_VERSION = 4
 
 
 def shannon_entropy(text: str) -> float:
@@ -883,6 +883,10 @@ class Scanner:
     # -- internals -----------------------------------------------------------
 
     def _scan_bytes(self, raw: bytes, as_json: bool | None) -> list[_Row]:
+        if raw[:2] in _UTF16_BOMS or b"\x00" in raw[:_SAMPLE]:
+            text = _utf16(raw)
+            if text is not None:  # a file saved as UTF-16 (Windows tools): every other byte a NUL
+                return self._scan_bytes(text, as_json)
         if b"\x00" in raw[:_SAMPLE]:
             if not _mostly_text(raw):
                 return self._scan_binary(raw)
@@ -1070,6 +1074,31 @@ _PRINTABLE_CLASS = bytes(0x61 if 0x20 <= i < 0x7F or i in (0x09, 0x0A, 0x0D) els
 # thousand (a 16-character run once in ~8 MB), a key with what announces it is longer
 _STRINGS_MIN = 16
 _STRINGS_NEEDLE = b"a" * _STRINGS_MIN
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _utf16(raw: bytes) -> bytes | None:
+    """UTF-16 text as UTF-8 (same lines): one with a byte-order mark, or one whose first 8 KiB
+    read as mostly ASCII with a NUL in every other byte; None for anything else."""
+    if raw[:2] in _UTF16_BOMS:
+        encoding = "utf-16"
+    else:
+        sample = raw[: _SAMPLE & ~1]
+        half = len(sample) // 2
+        if half < 8:
+            return None
+        if sample[1::2].count(0) * 10 >= half * 9 and not sample[0::2].count(0):
+            encoding = "utf-16-le"
+        elif sample[0::2].count(0) * 10 >= half * 9 and not sample[1::2].count(0):
+            encoding = "utf-16-be"
+        else:
+            return None
+    try:
+        return raw.decode(encoding).encode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
 
 
 def _mostly_text(data: bytes) -> bool:

@@ -79,6 +79,24 @@ def test_a_text_blob_holding_a_nul_is_scanned(capsys: pytest.CaptureFixture[str]
     assert key not in json.dumps(found)
 
 
+@pytest.mark.parametrize(
+    "encoding, bom",
+    [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff"), ("utf-16-le", b""), ("utf-16-be", b"")],
+)
+def test_a_file_saved_as_utf16_is_scanned_as_text(
+    encoding: str, bom: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Windows tools (PowerShell's Out-File, Notepad's "Unicode") write .env files and logs this way
+    key = f"ghp_{rs(36)}"
+    aws = "AKIA" + rs(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+    text = f"# deploy settings\r\nREGION=eu-west-1\r\nGITHUB_TOKEN={key}\r\nAWS_ACCESS_KEY_ID={aws}\r\n"
+    Path("deploy.env").write_bytes(bom + text.encode(encoding))
+    code, found = _scan_cli("deploy.env", capsys=capsys)
+    assert code == 1
+    assert sorted((f["line"], f["rule"]) for f in found) == [(3, "github-token"), (4, "aws-access-key-id")]
+    assert key not in json.dumps(found)
+
+
 def test_binary_data_is_scanned_in_its_printable_runs_only() -> None:
     key = f"ghp_{rs(36)}"
     archive = io.BytesIO()

@@ -172,3 +172,27 @@ def test_the_items_of_a_list_named_like_secrets_are_redacted() -> None:
     assert result["passwords"] == ["<redacted>", "<redacted>"]
     assert result["api_keys"][0]["id"] == "key_1"
     assert result["secrets"] == ["DB_PASSWORD", "STRIPE_KEY"] and result["password_hints"] == 2
+
+
+@cassette.tool
+def service_config(service: str) -> dict[str, Any]:
+    return {
+        "service": service,
+        "api_keys": {"prod": "q8Zr2LmT9vXw4KpN", "staging": "h3Jk9LmQ2wEr7TyU", "rotation": {"days": 30}},
+        "secret": {"name": "billing/db", "arn": "arn:aws:secretsmanager:eu-west-1:123:secret:billing"},
+        "tokens": {},
+    }
+
+
+def test_the_values_of_a_map_named_like_secrets_are_redacted() -> None:
+    # before: `"api_keys": {"prod": "…"}` reached disk; only lists under such a name were redacted
+    with cassette.using(CASSETTE, mode="record"):
+        live = service_config("billing")
+    text = _files()
+    assert "q8Zr2LmT9vXw4KpN" not in text and "h3Jk9LmQ2wEr7TyU" not in text
+    result = json.loads(Path(CASSETTE).read_text())["interactions"][0]["response"]["result"]
+    assert result["api_keys"] == {"prod": "<redacted>", "staging": "<redacted>", "rotation": {"days": 30}}
+    assert result["secret"] == live["secret"]  # a singular name's map describes a secret: kept
+    assert result["tokens"] == {}
+    with cassette.using(CASSETTE, mode="replay"):
+        assert service_config("billing")["api_keys"]["prod"] == "<redacted>"

@@ -218,18 +218,25 @@ def _walk(
                 continue
             if isinstance(v, list) and (_secret_field(low, fields) or _secret_plural(low)):
                 # "passwords": ["…", "…"], "api_keys": […]: each plain item is one
-                value[k] = [
-                    PLACEHOLDER
-                    if isinstance(item, str | int | float)
-                    and not isinstance(item, bool)
-                    and item not in ("", PLACEHOLDER)
-                    else _walk(item, fields, headers, query, text)
-                    for item in v
-                ]
+                value[k] = [_item(item, fields, headers, query, text) for item in v]
+                continue
+            if isinstance(v, dict) and _secret_plural(low) and "$bytes" not in v:
+                # "api_keys": {"prod": "…", "dev": "…"}: each plain value is one (a dict under a
+                # singular name, "secret": {"name": …, "arn": …}, is as often its description)
+                value[k] = {name: _item(item, fields, headers, query, text) for name, item in v.items()}
                 continue
             value[k] = _walk(v, fields, headers, query, text)
         return value
     return value
+
+
+def _item(
+    item: Any, fields: frozenset[str], headers: frozenset[str], query: frozenset[str], text: Any
+) -> Any:
+    """One item of a list or map named like secrets: a plain value is a secret, else walked."""
+    if isinstance(item, str | int | float) and not isinstance(item, bool) and item not in ("", PLACEHOLDER):
+        return PLACEHOLDER
+    return _walk(item, fields, headers, query, text)
 
 
 @hookimpl

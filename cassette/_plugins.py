@@ -170,7 +170,24 @@ def redacted_key(request: dict[str, Any]) -> str:
 
 
 _WHOLE_PLACEHOLDER = re.compile(_PLACEHOLDER.pattern.decode())  # the same placeholders, in text
-SPREAD_MIN = 6  # a redacted value this long or longer is redacted wherever else it appears
+SPREAD_MIN = 6  # a redacted value this long or longer (and not a bare word) is redacted elsewhere too
+
+
+def spreadable(text: str) -> bool:
+    """Whether a value redacted by its field's name is redacted wherever else the recording holds
+    it (the next prompt, built from the tool result): 6 characters or more, and not a bare word,
+    so letters with digits, symbols or spaces (``hunter2``, ``sess_9f8a7b``, ``correct horse
+    battery``), 8 digits or more, or mixed case at 16 letters or more. A bare word (``postgres``,
+    ``disabled``) is the field's value but also the word in every prompt that mentions it:
+    replacing it there would change what the agent is asked and break replay."""
+    if len(text) < SPREAD_MIN:
+        return False
+    letters = sum(c.isalpha() for c in text)
+    if letters == 0:
+        return sum(c.isdigit() for c in text) >= 8  # a long numeric token, not a year or a count
+    if letters < len(text):
+        return True
+    return len(text) >= 16 and not text.islower() and not text.isupper()
 
 
 def removed_values(original: Any, redacted_value: Any, out: set[str]) -> None:
@@ -194,7 +211,7 @@ def removed_values(original: Any, redacted_value: Any, out: set[str]) -> None:
         and _WHOLE_PLACEHOLDER.fullmatch(redacted_value)
     ):
         text = str(original)
-        if len(text) >= SPREAD_MIN and not _WHOLE_PLACEHOLDER.fullmatch(text):
+        if spreadable(text) and not _WHOLE_PLACEHOLDER.fullmatch(text):
             out.add(text)
 
 

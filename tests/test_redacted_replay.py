@@ -139,3 +139,44 @@ def test_a_value_redacted_by_its_field_name_is_redacted_where_the_agent_copied_i
     assert "alice" in files  # the user name (not under a secret's name) is kept
     with cassette.using(path, mode="replay", unused="error"):
         assert _creds_agent(_dead_client()) == live
+
+
+@cassette.tool
+def get_db_config(name: str) -> dict[str, Any]:
+    # a default password that is also a word: the engine's name, and the prompt's
+    return {
+        "host": "localhost",
+        "engine": "postgres",
+        "user": "postgres",
+        "db_password": "postgres",
+        "secret": 0,
+    }
+
+
+def _dba_agent(client: OpenAI) -> tuple[dict[str, Any], str]:
+    cfg = get_db_config("orders")
+    reply = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[
+            {"role": "system", "content": "You are a DBA assistant for postgres databases."},
+            {
+                "role": "user",
+                "content": f"The orders database runs {cfg['engine']} as {cfg['user']}. Tune it.",
+            },
+        ],
+    )
+    return cfg, reply.choices[0].message.content or ""
+
+
+def test_a_redacted_value_that_is_a_bare_word_is_not_redacted_elsewhere(
+    openai_client: OpenAI, tmp_path: Path
+) -> None:
+    # before: `postgres` under db_password was replaced in the engine, the user and the prompts,
+    # so the tool replayed other values than it returned and the next call missed
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        live_cfg, live = _dba_agent(openai_client)
+    with cassette.using(path, mode="replay", unused="error"):
+        cfg, answer = _dba_agent(_dead_client())
+    assert answer == live
+    assert cfg == {**live_cfg, "db_password": "<redacted>"}  # only the password; `secret: 0` is a setting

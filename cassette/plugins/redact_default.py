@@ -208,12 +208,7 @@ def _walk(
                     for p in v
                 ]
                 continue
-            if (
-                isinstance(v, str | int | float)
-                and not isinstance(v, bool)  # `has_password: true` is not a secret
-                and v not in ("", PLACEHOLDER)
-                and _secret_field(low, fields)
-            ):
+            if _plain_secret(v) and _secret_field(low, fields):
                 value[k] = PLACEHOLDER
                 continue
             if isinstance(v, list) and (_secret_field(low, fields) or _secret_plural(low)):
@@ -234,9 +229,22 @@ def _item(
     item: Any, fields: frozenset[str], headers: frozenset[str], query: frozenset[str], text: Any
 ) -> Any:
     """One item of a list or map named like secrets: a plain value is a secret, else walked."""
-    if isinstance(item, str | int | float) and not isinstance(item, bool) and item not in ("", PLACEHOLDER):
+    if _plain_secret(item):
         return PLACEHOLDER
     return _walk(item, fields, headers, query, text)
+
+
+def _plain_secret(value: Any) -> bool:
+    """Whether a value under a secret's name is one: a non-empty string, or a number of 6 digits or
+    more (a PIN, a numeric password). `has_password: true`, `api_key: 0` (off) and `retries: 3`
+    are settings: replaced by a string, they would change type on replay."""
+    if isinstance(value, str):
+        return value not in ("", PLACEHOLDER)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return abs(value) >= 100_000
+    if isinstance(value, float):
+        return abs(value) >= 100_000 and value == value  # not nan
+    return False
 
 
 @hookimpl

@@ -48,6 +48,8 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return {"$datetime": value.isoformat(), "type": type(value).__name__}
     cls = type(value)
+    if cls.__name__ in ("Request", "Response") and cls.__module__.split(".")[0] in _HTTP_MODULES:
+        return _http_jsonable(value)
     if cls.__str__ is object.__str__ and cls.__repr__ is object.__repr__:
         # the default repr holds a memory address: a key made from it would never match on replay
         state = getattr(value, "__dict__", None)
@@ -56,6 +58,70 @@ def to_jsonable(value: Any) -> Any:
             state = {n: getattr(value, n) for n in slots if n != "__weakref__" and hasattr(value, n)}
         return {"$object": _qualname(cls), "state": to_jsonable(state)}
     return str(value)
+
+
+# an httpx / httpx2 Request or Response in a tool's result or on its exception (raise_for_status's
+# HTTPStatusError carries both): kept as status, headers and body, rebuilt to its own class
+_HTTP_MODULES = ("httpx", "httpx2")
+_HTTP_DROP = frozenset({"content-encoding", "content-length", "transfer-encoding", "date"})  # decoded; churn
+
+
+def _http_jsonable(value: Any) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    for k, v in value.headers.multi_items():
+        name = k.lower()
+        if name in _HTTP_DROP:
+            continue
+        prev = headers.get(name)
+        headers[name] = v if prev is None else [*prev, v] if isinstance(prev, list) else [prev, v]
+    out: dict[str, Any] = {"$http": _qualname(type(value)), "headers": headers}
+    if type(value).__name__ == "Request":
+        out.update(method=str(value.method), url=str(value.url))
+        return out
+    out["status"] = int(value.status_code)
+    try:
+        body = bytes(value.content)
+    except Exception:  # a stream never read
+        body = b""
+    try:
+        out["text"] = body.decode("utf-8")
+    except UnicodeDecodeError:
+        out["base64"] = base64.b64encode(body).decode("ascii")
+    request = getattr(value, "_request", None)
+    if request is not None:
+        out["request"] = _http_jsonable(request)
+    return out
+
+
+def _http_object(value: dict[str, Any]) -> Any:
+    name = value["$http"]
+    if not isinstance(name, str):
+        raise _malformed("an `$http` value needs a string class name")
+    cls = _imported(name, "HTTP request or response")
+    module = getattr(cls, "__module__", "") or ""
+    if not (
+        isinstance(cls, type)
+        and cls.__name__ in ("Request", "Response")
+        and module.split(".")[0] in _HTTP_MODULES
+    ):
+        raise _not_a(name, "httpx Request or Response")
+    given = value.get("headers") or {}
+    if not isinstance(given, dict):
+        raise _malformed("an `$http` value's headers must be an object")
+    headers = [(str(k), str(v)) for k, vs in given.items() for v in (vs if isinstance(vs, list) else [vs])]
+    try:
+        if cls.__name__ == "Request":
+            return cls(str(value.get("method", "GET")), str(value.get("url", "")), headers=headers)
+        body = base64.b64decode(value["base64"]) if "base64" in value else str(value.get("text", "")).encode()
+        request = value.get("request")
+        return cls(
+            int(value.get("status", 200)),
+            headers=headers,
+            content=body,
+            request=_http_object(request) if isinstance(request, dict) and "$http" in request else None,
+        )
+    except (TypeError, ValueError) as exc:
+        raise _malformed(f"an `$http` value cannot be rebuilt ({exc})") from None
 
 
 def _imported(qualname: str, what: str) -> Any:
@@ -122,6 +188,11 @@ def from_jsonable(value: Any) -> Any:
         return getattr(cls, "model_validate")(value.get("data"))  # noqa: B009 - cls is checked above
     if "$bytes" in value and len(value) == 1:
         return base64.b64decode(value["$bytes"])
+    if "$http" in value:
+        try:
+            return _http_object(value)
+        except (AttributeError, ValueError, UnimportedTypeError):  # httpx not imported: its fields
+            return {k: from_jsonable(v) for k, v in value.items()}
     if "$datetime" in value:
         kinds: dict[str, Any] = {"datetime": dt.datetime, "date": dt.date, "time": dt.time}
         return kinds.get(value.get("type", ""), dt.datetime).fromisoformat(value["$datetime"])
@@ -143,27 +214,44 @@ def _not_a(name: Any, what: str) -> CassetteShapeError:
 
 
 def _error_response(exc: BaseException) -> dict[str, Any]:
-    return {
-        "error": {
-            "type": _qualname(type(exc)),
-            "message": str(exc),
-            "args": [to_jsonable(a) for a in exc.args],
-        }
+    error: dict[str, Any] = {
+        "type": _qualname(type(exc)),
+        "message": str(exc),
+        "args": [to_jsonable(a) for a in exc.args],
     }
+    # what its __init__ set (an HTTPStatusError's response, a custom error's `code`): an agent's
+    # `except` reads them, and args alone do not rebuild an error whose __init__ takes keywords
+    state = getattr(exc, "__dict__", None)
+    if state:
+        error["attrs"] = {str(k): to_jsonable(v) for k, v in state.items()}
+    return {"error": error}
 
 
 def _rebuild_error(error: dict[str, Any], name: str) -> BaseException:
     args = [from_jsonable(a) for a in error.get("args", [])]
+    attrs = error.get("attrs")
+    if attrs is not None and not isinstance(attrs, dict):
+        raise _malformed("a recorded error's `attrs` must be an object")
     try:
         # an exception class is looked up, never imported: the tool that raised it imported its module
         cls = _imported(str(error.get("type", "")), "exception class")
         # only Exception subclasses are ever recorded (perform() catches Exception): never SystemExit
         if isinstance(cls, type) and issubclass(cls, Exception):
+            exc: BaseException | None
             try:
-                return cls(*args)
-            except Exception:
-                exc = cls.__new__(cls)
-                exc.args = tuple(args)
+                exc = cls(*args)
+            except Exception:  # keyword-only arguments (HTTPStatusError's request=, response=)
+                try:
+                    exc = cls.__new__(cls)
+                    exc.args = tuple(args)
+                except Exception:  # a class that cannot be made without its own arguments
+                    exc = None
+            if exc is not None:
+                for key, value in (attrs or {}).items():
+                    try:
+                        setattr(exc, key, from_jsonable(value))
+                    except (AttributeError, TypeError):  # a read-only attribute: left as __init__ set it
+                        pass
                 return exc
     except (UnimportedTypeError, AttributeError, ValueError):
         pass

@@ -89,6 +89,7 @@ def _samples() -> list[Sample]:
         ),
         Sample("slack-webhook-url", "SLACK_WEBHOOK", "https://" + webhook, webhook),
         same("stripe-live-key", "STRIPE_KEY", f"sk_live_{rs(99)}"),
+        same("stripe-test-key", "STRIPE_TEST_KEY", f"sk_test_{rs(99)}"),
         same("huggingface-token", "HF_TOKEN", f"hf_{rs(34, string.ascii_letters)}"),
         same("groq-api-key", "GROQ_API_KEY", f"gsk_{rs(52)}"),
         same("xai-api-key", "XAI_API_KEY", f"xai-{rs(80)}"),

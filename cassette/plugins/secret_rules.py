@@ -355,6 +355,13 @@ RULES: list[SecretRule] = [
         entropy=3.0,
     ),
     _rule(
+        "stripe-test-key",
+        "Stripe test-mode secret or restricted key (sk_test_, rk_test_): it can use the test account",
+        _LX + r"([sr]k_test_[A-Za-z0-9]{20,247})" + _RX,
+        prefixes=("sk_test_", "rk_test_"),
+        entropy=3.0,
+    ),
+    _rule(
         "huggingface-token",
         "Hugging Face access token (hf_ + 34)",
         _LX + r"(hf_[A-Za-z]{34})" + _RX,

@@ -282,17 +282,19 @@ class Session:
         self.shared = shared
         self._prior: list[Interaction] = []
         self._insert_at: int | None = None  # where in _prior this test's calls were (None: at the end)
-        self.path = Path(path)
-        if "\x00" in str(self.path):
+        if "\x00" in str(path):
             raise CassetteConfigError(
-                f"the cassette path {str(self.path)!r:.120} holds a NUL byte, which no file name can. "
+                f"the cassette path {str(path)!r:.120} holds a NUL byte, which no file name can. "
                 "Fix the path."
             )
+        # resolved against the working directory once, as open() does: an agent that changes
+        # directory inside the block must not move where the cassette is read and written
+        self.path = Path(path).absolute()
         self.requested_mode = resolve_mode(mode, self.config)
         if store is not None:
             if not isinstance(store, str | os.PathLike) or "\x00" in str(store) or not str(store).strip():
                 raise CassetteConfigError(f"store must be a directory path, got {store!r:.80}.")
-            self.store = Path(store)
+            self.store = Path(store).absolute()
         elif self.config.store or _is_within(self.path, self.config.cassette_root()):
             self.store = self.config.store_path()
         else:

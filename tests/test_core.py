@@ -359,3 +359,26 @@ def test_normaliser_plugin_makes_a_volatile_field_match(devserver: DevServer) ->
             assert _ask(client, "what happened on 2026-12-01?").id == live.id
     finally:
         pm.unregister(plugin)
+
+
+@cassette.tool
+def _where_am_i(tag: str) -> str:
+    return f"{tag}:{Path.cwd().name}"
+
+
+def test_a_relative_path_is_resolved_once_as_open_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: an agent that changed directory inside the block moved where the cassette was written
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    with cassette.using("rel.json", mode="record", store="rel-blobs") as session:
+        monkeypatch.chdir(tmp_path / "b")
+        live = _where_am_i("x")
+    assert session.path == tmp_path / "a" / "rel.json"
+    assert (tmp_path / "a" / "rel.json").is_file() and not (tmp_path / "b" / "rel.json").exists()
+    monkeypatch.chdir(tmp_path / "a")
+    with cassette.using("rel.json", mode="replay", store="rel-blobs"):
+        monkeypatch.chdir(tmp_path / "b")
+        assert _where_am_i("x") == live == "x:b"

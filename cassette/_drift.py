@@ -35,7 +35,12 @@ from typing import Any
 import orjson
 
 from cassette._diff import field_diff, flatten
-from cassette._errors import CassetteConfigError, CassetteError, SemanticBackendError
+from cassette._errors import (
+    CassetteConfigError,
+    CassetteError,
+    SemanticBackendError,
+    UnknownSemanticBackendError,
+)
 from cassette._model import Cassette, Interaction
 
 # Response fields that change on every call of a real model: never drift by themselves.
@@ -497,6 +502,8 @@ def compare_text(old: str, new: str, *, backend: str | None = None) -> tuple[str
         return _guard_category(worst), None, worst
     try:
         result = semantic_match(new, old, backend=backend)
+    except UnknownSemanticBackendError:
+        raise  # a misspelt backend (argument or config) must not read as every answer changed
     except CassetteConfigError:
         # the recorded answer holds no word to look for ("", "OK.", "Yes!"): compare it as it stands
         same = _bare(new) == _bare(old)

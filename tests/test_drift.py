@@ -215,6 +215,10 @@ def test_semantic_drift_after_a_rerecord_reports_only_regressions() -> None:
         (2, "added")
     ]
     assert cassette.semantic_drift(backend="lexical") == found
+    # a misspelt backend is an error, not "every answer changed" (it was swallowed as an empty answer)
+    with pytest.raises(cassette.CassetteConfigError, match="lexcial"):
+        cassette.semantic_drift(backend="lexcial")
+    assert main(["drift", "--pending", "--backend", "lexcial"]) == 2
 
 
 def _edit_pending_answer(edit: Any) -> None:

@@ -241,9 +241,13 @@ def analyse(text: str) -> Analysis:
     reach = 0  # content words it still reaches
     adjacent = False  # the previous token was the cue itself
     content, skip, idioms = _CONTENT, _SKIP, _IDIOMS  # locals: this loop is hot
+    start = True  # at the start of a sentence, where "May" is the verb ("May I help?")
     # No token spans a space, so tokenising space-separated pieces (cached: answers reuse their words)
     # gives the same tokens as one findall over the text, at a third of the cost.
     for kind, word, payload, tok in chain.from_iterable(map(_piece, text.replace("’", "'").split(" "))):
+        was_start, start = start, kind is _STOP
+        if kind is skip and word == "may" and tok[0] == "M" and not was_start:
+            kind, payload = content, "may"  # "delivered in May": the month, guarded like the others
         if kind is skip:
             if adjacent and word in idioms:
                 cue = None

@@ -231,3 +231,10 @@ def test_show_of_a_missing_file_says_to_check_the_path(capsys: pytest.CaptureFix
     assert line.startswith(f"cassette show: error: no cassette at {Path('nope.json').resolve()}: ")
     assert "does not exist. Check the path" in line
     assert "CASSETTE_MODE" not in line and "Record it" not in line
+
+
+@pytest.mark.parametrize("width", ["-3", "0", "7", "wide"])
+def test_show_refuses_a_width_no_excerpt_fits(width: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # before: a negative width was taken, and excerpts were cut to one character
+    code, out, err = run_cli(capsys, "show", "--width", width, "nope.json")
+    assert code == 2 and out == "" and "--width" in err

@@ -21,11 +21,25 @@ HELP = "print a cassette as a timeline: seq, kind, model or tool, request and re
 EXCERPT = 60
 
 
+def _width(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 8:
+        raise argparse.ArgumentTypeError(f"{value} is too narrow: an excerpt needs at least 8 characters")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="the cassette manifest (.json)")
     parser.add_argument("--json", action="store_true", help="print the timeline as JSON (excerpts not cut)")
     parser.add_argument(
-        "--width", type=int, default=EXCERPT, metavar="N", help=f"characters per excerpt (default {EXCERPT})"
+        "--width",
+        type=_width,
+        default=EXCERPT,
+        metavar="N",
+        help=f"characters per excerpt (default {EXCERPT})",
     )
 
 

@@ -37,7 +37,14 @@ def _new_manager(extra: Iterable[str] = (), root: Path | None = None) -> pluggy.
                 continue
             raise
         pm.register(module, name=name)
-    pm.load_setuptools_entrypoints("cassette")
+    try:
+        pm.load_setuptools_entrypoints("cassette")
+    except pluggy.PluginValidationError as exc:
+        raise CassetteConfigError(
+            "an installed cassette plugin (entry point group 'cassette') does not fit the hooks: "
+            f"{_one_line(exc)}. "
+            "Upgrade or uninstall that package."
+        ) from exc
     for name in extra:
         load_plugin(pm, name, root)
     return pm
@@ -57,16 +64,34 @@ def import_plugin(name: str, root: Path | None = None) -> ModuleType:
                 f"cannot import cassette plugin {name!r} listed in [tool.cassette] plugins: {exc}. "
                 "Install it or remove it from the list."
             ) from exc
+    except Exception as exc:  # the module's own code failed (a SyntaxError, a RuntimeError at import)
+        raise CassetteConfigError(
+            f"cassette plugin {name!r} listed in [tool.cassette] plugins failed while being imported "
+            f"({type(exc).__name__}: {exc}). Fix the module or remove it from the list."
+        ) from exc
     if str(root) not in sys.path:
         sys.path.append(str(root))  # appended: never shadows an installed module
     return import_plugin(name)
+
+
+def _one_line(exc: BaseException) -> str:
+    """pluggy's validation message (several lines: the plugin, the hookimpl, the arguments) as one."""
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip()).rstrip(".")
 
 
 def load_plugin(pm: pluggy.PluginManager, name: str, root: Path | None = None) -> None:
     """Import module ``name`` and register it, with a clear error if it cannot be imported."""
     if pm.has_plugin(name):
         return
-    pm.register(import_plugin(name, root), name=name)
+    module = import_plugin(name, root)
+    try:
+        pm.register(module, name=name)
+    except pluggy.PluginValidationError as exc:
+        raise CassetteConfigError(
+            f"cassette plugin {name!r} listed in [tool.cassette] plugins does not fit the hooks: "
+            f"{_one_line(exc)}. "
+            "Fix the hook's name or arguments (docs/plugins.md lists each hook's) or remove the plugin."
+        ) from exc
 
 
 def get_plugin_manager() -> pluggy.PluginManager:

@@ -236,12 +236,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _check_plugins(cfg: Config) -> None:
-    """Import the configured plugins now, so a typo is a usage error, not a failure in every test."""
-    from cassette._plugins import import_plugin, reset_plugin_manager
+    """Load the configured plugins now (import and register, which checks each hook's arguments), so
+    a typo is a usage error, not a failure in every test."""
+    from cassette._plugins import _new_manager, reset_plugin_manager
 
-    for name in cfg.plugins:
+    if cfg.plugins:
         try:
-            import_plugin(name, cfg.root)
+            _new_manager(cfg.plugins, cfg.root)
         except CassetteConfigError as exc:
             raise CassetteConfigError(f"{cfg.source}: {exc}", path=cfg.source) from exc
     reset_plugin_manager()  # the next use reads this project's config and entry points

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx2
@@ -176,6 +178,8 @@ def test_config_plugin_normalises_requests_in_a_pytest_run(
     suite.makepyfile(
         date_plugin="""
 import re
+import subprocess
+import sys
 from cassette import hookimpl
 
 @hookimpl
@@ -217,3 +221,41 @@ def suite(
 ) -> pytest.Pytester:
     monkeypatch.setenv("DEVSERVER_URL", devserver.url)
     return pytester
+
+
+BROKEN_PLUGINS = {
+    "raises": ("raise RuntimeError('boom at import')\n", "failed while being imported (RuntimeError: boom"),
+    "syntax": ("def broken(:\n", "failed while being imported (SyntaxError"),
+    "signature": (
+        "from cassette.hookspecs import hookimpl\n\n@hookimpl\ndef cassette_redact(interaction):\n    pass\n",
+        "does not fit the hooks",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(BROKEN_PLUGINS))
+def test_a_plugin_that_breaks_is_one_usage_error_at_start(
+    pytester: pytest.Pytester, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: an import that raised (not ImportError) was an INTERNALERROR, and a hook with wrong
+    # arguments passed the start and then failed every cassette test with pluggy's traceback
+    source, message = BROKEN_PLUGINS[kind]
+    pytester.makepyprojecttoml('[tool.cassette]\nplugins = ["badplug"]\n')
+    pytester.makepyfile(
+        badplug=source, test_x="import pytest\n\n@pytest.mark.cassette\ndef test_x():\n    pass\n"
+    )
+    result = pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    error = result.stderr.str()
+    assert "cassette plugin 'badplug'" in error and message in error, error
+    assert "Traceback" not in error + result.stdout.str()
+    # the command line says the same in one line, exit 2
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("cassette")), "plugins"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("cassette plugins: error: ") and message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

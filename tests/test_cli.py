@@ -363,6 +363,28 @@ def test_init_adds_config_hooks_and_attributes_and_keeps_the_rest_byte_for_byte(
     assert {p: p.read_bytes() for p in snapshot} == snapshot
 
 
+def test_init_keeps_a_crlf_file_crlf(capsys: pytest.CaptureFixture[str]) -> None:
+    # before: the files were read with newline translation and written back with LF: every
+    # existing line of a Windows-edited pyproject.toml changed
+    crlf = {
+        "pyproject.toml": PYPROJECT.replace("\n", "\r\n").encode(),
+        ".pre-commit-config.yaml": PRE_COMMIT.replace("\n", "\r\n").encode(),
+        ".gitattributes": b"*.png binary\r\n",
+    }
+    for name, data in crlf.items():
+        Path(name).write_bytes(data)
+    code, _, _ = run_cli(capsys, "init", "--no-pre-commit")
+    assert code == 0
+    code, _, _ = run_cli(capsys, "init")
+    assert code == 0
+    for name, data in crlf.items():
+        now = Path(name).read_bytes()
+        assert now.startswith(data.split(b"\r\ndefault_stages")[0]), name
+        assert now != data and b"\n" not in now.replace(b"\r\n", b""), name  # added, and CRLF only
+    assert cassette._config.parse_config(Path("pyproject.toml").resolve()).cassette_dir == "tests/cassettes"
+    assert yaml.safe_load(Path(".pre-commit-config.yaml").read_text())["repos"][1]["repo"] == "local"
+
+
 def test_init_in_an_empty_directory_and_with_a_remote_hook_repo(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, _ = run_cli(capsys, "init", "--repo", "https://github.com/example/cassette", "--rev", "v0.1.0")
     assert code == 0

@@ -17,6 +17,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from cassette._config import parse_config
 from cassette._errors import CassetteConfigError, CassetteError
+from cassette._store import atomic_write
 
 HELP = "set up a project: [tool.cassette] in pyproject.toml, pre-commit hooks, .gitattributes (idempotent)"
 
@@ -126,8 +127,26 @@ def _section(cassette_dir: str) -> str:
     return tomlkit.dumps(doc)
 
 
+def _read(path: Path) -> tuple[str, str]:
+    """A file's text exactly as written (no newline translation) and its line ending: what is added
+    uses the file's own, so a CRLF file stays CRLF and no existing line changes."""
+    if not path.exists():
+        return "", "\n"
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CassetteConfigError(
+            f"{path} is not UTF-8 text ({exc}). Fix it, then run cassette init again."
+        ) from None
+    return text, "\r\n" if "\r\n" in text else "\n"
+
+
+def _write(path: Path, text: str) -> None:
+    atomic_write(path, text.encode("utf-8"))
+
+
 def _pyproject(path: Path, cassette_dir: str) -> bool:
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text, nl = _read(path)
     try:
         doc = tomlkit.parse(text)
     except TOMLKitError as exc:
@@ -144,13 +163,13 @@ def _pyproject(path: Path, cassette_dir: str) -> bool:
             + _section(cassette_dir)
         )
     # Append rather than re-serialise: the rest of the file stays byte for byte as the user wrote it.
-    separator = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-    new = text + separator + _section(cassette_dir)
+    separator = "" if not text else (nl if text.endswith("\n") else nl + nl)
+    new = text + separator + _section(cassette_dir).replace("\n", nl)
     try:
         tomlkit.parse(new)
     except TOMLKitError as exc:  # pragma: no cover - guarded by the checks above
         raise CassetteConfigError(f"{path}: cannot append [tool.cassette] ({exc}). Add it by hand.") from exc
-    path.write_text(new, encoding="utf-8")
+    _write(path, new)
     parse_config(path)
     return True
 
@@ -187,9 +206,9 @@ def _has_hooks(text: str) -> bool:
 
 def _pre_commit(path: Path, repo: str, rev: str) -> bool:
     if not path.exists():
-        path.write_text("repos:\n" + _hook_block(repo, rev, ""), encoding="utf-8")
+        _write(path, "repos:\n" + _hook_block(repo, rev, ""))
         return True
-    text = path.read_text(encoding="utf-8")
+    text, nl = _read(path)
     if _has_hooks(text):
         return False
     lines = text.splitlines(keepends=True)
@@ -212,10 +231,10 @@ def _pre_commit(path: Path, repo: str, rev: str) -> bool:
         end -= 1  # insert after the last item, before trailing blank lines
     before = "".join(lines[:end])
     if before and not before.endswith("\n"):
-        before += "\n"
-    new = before + _hook_block(repo, rev, indent) + "".join(lines[end:])
+        before += nl
+    new = before + _hook_block(repo, rev, indent).replace("\n", nl) + "".join(lines[end:])
     _check_yaml(path, text, new)
-    path.write_text(new, encoding="utf-8")
+    _write(path, new)
     return True
 
 
@@ -257,14 +276,14 @@ def gitattributes_lines(cassette_dir: str) -> list[str]:
 
 
 def _gitattributes(path: Path, cassette_dir: str) -> bool:
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text, nl = _read(path)
     present = {line.strip() for line in text.splitlines()}
     missing = [line for line in gitattributes_lines(cassette_dir) if line not in present]
     if not missing:
         return False
-    prefix = "" if not text or text.endswith("\n") else "\n"
-    header = "# cassette: readable diffs of cassettes, blobs kept out of diffs\n"
-    path.write_text(text + prefix + header + "\n".join(missing) + "\n", encoding="utf-8")
+    prefix = "" if not text or text.endswith("\n") else nl
+    header = "# cassette: readable diffs of cassettes, blobs kept out of diffs" + nl
+    _write(path, text + prefix + header + nl.join(missing) + nl)
     return True
 
 

@@ -3,6 +3,12 @@
 A thin layer over dulwich's object model; never shells out to ``git`` (a
 textconv driver can rewrite what ``git diff`` prints, the index cannot lie).
 Paths are ``str`` with ``/`` separators, relative to the repository root.
+
+Every staged read goes through :func:`open_index`, which reads the index git
+would commit: ``$GIT_INDEX_FILE`` when it is set (``git commit -a`` and
+``git commit <path>`` build a temporary index and point hooks at it), else
+``.git/index``. Intent-to-add entries (``git add -N``) are not staged content
+and are left out.
 """
 
 from __future__ import annotations
@@ -16,24 +22,37 @@ from typing import Literal
 
 from dulwich.diff_tree import RenameDetector, tree_changes
 from dulwich.errors import NotGitRepository, NotTreeError
-from dulwich.index import ConflictedIndexEntry, IndexEntry
+from dulwich.index import ConflictedIndexEntry, Index, IndexEntry
 from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
 from dulwich.objectspec import parse_commit, parse_object
 from dulwich.repo import Repo
 
+from cassette._errors import CassetteError
+
 __all__ = [
+    "GitIndexError",
     "StagedFile",
     "blob_id",
     "changed_between",
     "find_repo",
     "head_blob",
+    "index_path",
+    "is_intent_to_add",
     "last_commit_time",
+    "open_index",
     "read_at_rev",
     "read_index_blob",
     "staged_files",
 ]
 
 ChangeType = Literal["add", "modify"]
+
+# `git add -N`: the path is recorded, its content is not staged (dulwich's EXTENDED_FLAG_INTEND_TO_ADD)
+_INTENT_TO_ADD = 0x2000
+
+
+class GitIndexError(CassetteError):
+    """The git index cannot be read: a split index, a damaged file, a format dulwich does not know."""
 
 
 def _b(path: str) -> bytes:
@@ -67,6 +86,75 @@ def find_repo(path: str | os.PathLike[str] = ".") -> Repo | None:
         return Repo.discover(os.fspath(path))
     except NotGitRepository:
         return None
+
+
+def index_path(repo: Repo) -> str:
+    """The index file git would commit from: ``$GIT_INDEX_FILE`` when set, else ``<git dir>/index``.
+
+    git sets ``GIT_INDEX_FILE`` for its hooks: an absolute temporary index for
+    ``git commit -a`` and ``git commit <path>``, ``.git/index`` (relative to the
+    work tree, where hooks run) for a plain commit. A relative value is taken
+    relative to the current directory, as git does.
+
+    Example::
+
+        index_path(repo)  # "/work/proj/.git/index"
+    """
+    override = os.environ.get("GIT_INDEX_FILE")
+    return os.path.abspath(override) if override else os.path.abspath(repo.index_path())
+
+
+def open_index(repo: Repo) -> Index:
+    """The index git would commit from (see :func:`index_path`), read in full.
+
+    Raises :class:`GitIndexError` (one line: the file, the cause, the fix) when
+    it cannot be read: a split index (``git update-index --split-index``, which
+    dulwich does not read), a truncated or damaged file, an unknown version.
+
+    Example::
+
+        for path, entry in open_index(repo).items(): ...
+    """
+    path = index_path(repo)
+    try:
+        if path == os.path.abspath(repo.index_path()):
+            return repo.open_index()  # with the repository's config (path normalisation)
+        object_format = getattr(repo, "object_format", None)  # SHA-256 repositories
+        return Index(path) if object_format is None else Index(path, object_format=object_format)
+    except Exception as exc:  # any parse failure: never a traceback in a hook
+        raise _index_error(path, exc) from None
+
+
+def _index_error(path: str, exc: Exception) -> GitIndexError:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        head = b""
+    folder = os.path.dirname(path)
+    try:
+        shared = any(name.startswith("sharedindex.") for name in os.listdir(folder))
+    except OSError:
+        shared = False
+    if head.startswith(b"DIRC") and b"link" in head[12:] and shared:
+        return GitIndexError(
+            f"cannot read the git index {path}: it is a split index (`git update-index --split-index` "
+            "or core.splitIndex), which cassette cannot read. Run `git update-index --no-split-index` "
+            "(and `git config core.splitIndex false` if it is set), then run it again.",
+            path=path,
+        )
+    detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+    return GitIndexError(
+        f"cannot read the git index {path} ({type(exc).__name__}: {detail}). Check it with "
+        "`git status`; a damaged index is rebuilt from HEAD by deleting it and running `git reset` "
+        "(then stage your changes again).",
+        path=path,
+    )
+
+
+def is_intent_to_add(entry: IndexEntry) -> bool:
+    """Whether ``entry`` was added with ``git add -N``: a placeholder, not content to commit."""
+    return bool(getattr(entry, "extended_flags", 0) & _INTENT_TO_ADD)
 
 
 @dataclass(frozen=True)
@@ -120,15 +208,16 @@ def _head_tree(repo: Repo) -> ObjectID | None:
 def staged_files(repo: Repo) -> list[StagedFile]:
     """Regular files added or modified in the index relative to HEAD, sorted by path.
 
-    Deleted files, submodules, symlinks and unmerged paths are left out. Works
-    before the first commit (everything staged is added).
+    Deleted files, submodules, symlinks, unmerged and intent-to-add (``git add -N``)
+    paths are left out. Reads :func:`open_index` (``$GIT_INDEX_FILE`` when set).
+    Works before the first commit (everything staged is added).
 
     Example::
 
         for f in staged_files(repo):
             scanner.scan(f.read(), f.path, content_id=f.blob_id)
     """
-    index = repo.open_index()
+    index = open_index(repo)
     out: list[StagedFile] = []
     for (old_path, new_path), (_, new_mode), (_, new_sha) in index.changes_from_tree(
         repo.object_store, _head_tree(repo)
@@ -136,7 +225,7 @@ def staged_files(repo: Repo) -> list[StagedFile]:
         if new_path is None or new_sha is None or new_mode is None or not stat.S_ISREG(new_mode):
             continue
         entry = index[new_path]
-        if not isinstance(entry, IndexEntry):  # unmerged
+        if not isinstance(entry, IndexEntry) or is_intent_to_add(entry):  # unmerged, or `add -N`
             continue
         change: ChangeType = "add" if old_path is None else "modify"
         out.append(StagedFile(_s(new_path), new_sha.decode("ascii"), change, repo))
@@ -145,18 +234,22 @@ def staged_files(repo: Repo) -> list[StagedFile]:
 
 
 def read_index_blob(repo: Repo, path: str) -> bytes | None:
-    """The staged bytes of ``path``, or ``None`` if it is not in the index (or unmerged).
+    """The staged bytes of ``path``, or ``None`` if it is not in the index (or unmerged, or ``add -N``).
 
     Example::
 
         read_index_blob(repo, "tests/cassettes/triage.json")
     """
-    index = repo.open_index()
+    index = open_index(repo)
     try:
         entry = index[_b(path)]
     except KeyError:
         return None
-    if isinstance(entry, ConflictedIndexEntry) or not isinstance(entry, IndexEntry):
+    if (
+        isinstance(entry, ConflictedIndexEntry)
+        or not isinstance(entry, IndexEntry)
+        or is_intent_to_add(entry)
+    ):
         return None
     obj = repo.object_store[entry.sha]
     return obj.as_raw_string() if isinstance(obj, Blob) else None

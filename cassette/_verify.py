@@ -441,7 +441,7 @@ def verify_staged(start: str | os.PathLike[str] | None = None) -> VerifyReport:
         IndexSnapshot,
         blob_path_id,
         blob_store_dirs,
-        looks_like_manifest,
+        is_staged_cassette,
         open_repo,
         read_object,
         staged_deletions,
@@ -461,7 +461,7 @@ def verify_staged(start: str | os.PathLike[str] | None = None) -> VerifyReport:
         if not path.endswith(".json") or blob_path_id(path):
             continue
         data = index.read(path)
-        if not looks_like_manifest(path, data) and not (data is not None and not data.strip()):
+        if not is_staged_cassette(path, data, root):  # an empty .json counts only under cassette_dir
             continue
         assert data is not None
         store = store_dir_for(path, stores, root)

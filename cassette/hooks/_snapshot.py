@@ -101,16 +101,21 @@ class Snapshot:
 
 
 class IndexSnapshot(Snapshot):
-    """What ``git commit`` would commit now: the staged files (conflicted entries are skipped)."""
+    """What ``git commit`` would commit now: the staged files of ``$GIT_INDEX_FILE`` or ``.git/index``.
+
+    Conflicted and intent-to-add (``git add -N``) entries are skipped: neither is committed.
+    """
 
     label = "index"
 
     def _load(self) -> dict[str, str]:
         from dulwich.index import ConflictedIndexEntry
 
+        from cassette._git import is_intent_to_add, open_index
+
         out: dict[str, str] = {}
-        for path, entry in self.repo.open_index().items():
-            if isinstance(entry, ConflictedIndexEntry):
+        for path, entry in open_index(self.repo).items():  # $GIT_INDEX_FILE when git set it
+            if isinstance(entry, ConflictedIndexEntry) or is_intent_to_add(entry):
                 continue
             out[path.decode("utf-8", "surrogateescape")] = entry.sha.decode("ascii")
         return out
@@ -371,6 +376,38 @@ def hydrate_with(
         inner_items = value["$literal"].items()
         return {k: hydrate_with(v, reader, manifest, depth, lenient=lenient) for k, v in inner_items}
     return {k: hydrate_with(v, reader, manifest, depth, lenient=lenient) for k, v in value.items()}
+
+
+def in_cassette_dir(path: str, root: Path) -> bool:
+    """Whether repo-relative ``path`` lies under the ``[tool.cassette] cassette_dir`` of its project."""
+    from cassette._config import load_config
+
+    target = root / path
+    try:
+        target.resolve().relative_to(load_config(target.parent).cassette_root().resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def is_staged_cassette(path: str, data: bytes | None, root: Path) -> bool:
+    """Whether ``verify --staged`` checks the staged ``path`` (bytes ``data``) as a cassette.
+
+    A manifest (see :func:`looks_like_manifest`) anywhere is one. An empty (or
+    blank) ``.json`` file is a truncated cassette, reported, only under the
+    configured ``cassette_dir``; elsewhere (``empty.json`` at the root, a
+    placeholder in ``config/``) it is not a cassette at all, like ``package.json``.
+
+    Example::
+
+        is_staged_cassette("empty.json", b"", root)  # False
+        is_staged_cassette("tests/cassettes/triage.json", b"", root)  # True: truncated
+    """
+    if looks_like_manifest(path, data):
+        return True
+    if data is None or data.strip() or not path.endswith(".json") or is_temp(path):
+        return False
+    return f"{BLOB_DIR_NAME}/" not in path and in_cassette_dir(path, root)
 
 
 def blob_refs_with_paths(value: Any, prefix: str = "") -> Iterator[tuple[str, Any, bool]]:

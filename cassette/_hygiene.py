@@ -17,7 +17,15 @@ from typing import Any
 
 from cassette._config import Config
 from cassette._errors import CassetteConfigError, CassetteError
-from cassette._store import TMP_SUFFIX, BlobStore, default_store_for, load_cassette, loads, parse_manifest
+from cassette._store import (
+    TMP_SUFFIX,
+    BlobStore,
+    default_store_for,
+    load_cassette,
+    loads,
+    parse_manifest,
+    read_regular,
+)
 
 PENDING_SUFFIX = ".pending.json"
 FAILED_SUFFIX = ".failed.json"
@@ -223,9 +231,9 @@ def blob_use(manifests: Iterable[dict[str, Any]], store: Path, into: BlobUse | N
 def read_manifest(path: Path) -> dict[str, Any]:
     """The raw manifest document, after checking it is a readable cassette (raises `CassetteError`)."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO or a device: refused, never waited on or read forever
     except OSError:
-        load_cassette(path)  # raises the specific not-found / is-a-directory error
+        load_cassette(path)  # raises the specific not-found / is-a-directory / not-regular error
         raise
     parse_manifest(data, path)
     doc = loads(data)

@@ -5,6 +5,7 @@ The store knows nothing of HTTP: it stores JSON values and byte strings.
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import json
@@ -189,6 +190,97 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# --- reading files that must be regular -----------------------------------------------------------
+
+# A manifest larger than this is refused before it is read: far above any real cassette (they hold
+# references, payloads live in blobs), low enough that a bad `st_size` cannot ask for all memory.
+MAX_MANIFEST_BYTES = 4 * 2**30
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegularFileError(OSError):
+    """An `OSError` for a path that is a FIFO, a socket or a device (``kind`` says which)."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        super().__init__()
+        self.filename = os.fspath(path)
+        self.strerror = f"not a regular file: it is {kind}"
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for a message: ``"a FIFO (named pipe)"``, ``"a character device"``..."""
+    for check, kind in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if check(mode):
+            return kind
+    return "not a regular file"
+
+
+def read_regular(path: str | os.PathLike[str], *, limit: int | None = MAX_MANIFEST_BYTES) -> bytes:
+    """The bytes of ``path`` (symlinks followed), which must be a regular file of at most ``limit`` bytes.
+
+    One ``open`` (non-blocking, so a FIFO cannot stall it), one ``fstat``, one read sized
+    from it. A FIFO, socket or device raises `NotRegularFileError` instead of blocking or
+    reading forever; a directory raises `IsADirectoryError`, as `open` does; other failures
+    raise the `OSError` that ``open`` raised. A file that grows while it is read is read to
+    its end.
+
+    Example::
+
+        data = read_regular("tests/cassettes/triage.json")
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+        try:  # a socket (or a device with no driver behind it) cannot be opened: say which it is
+            mode = os.stat(path).st_mode
+        except OSError:
+            raise exc from None
+        raise NotRegularFileError(path, file_kind(mode)) from None
+    with open(fd, "rb", buffering=0) as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+            raise NotRegularFileError(path, file_kind(info.st_mode))
+        if limit is not None and info.st_size > limit:
+            raise OSError(
+                errno.EFBIG,
+                f"it is {info.st_size} bytes, over the {limit}-byte limit for a cassette file",
+                os.fspath(path),
+            )
+        return fh.readall()
+
+
+def not_regular_error(path: Path, exc: NotRegularFileError) -> CassetteIOError:
+    """The `CassetteIOError` for a manifest path that holds a FIFO, a socket or a device."""
+    return CassetteIOError(
+        f"cannot read the cassette {str(path.absolute())!r}: {not_regular_reason(path, exc)}. "
+        "Remove it, then restore the cassette from git (git checkout -- the file) or re-record it.",
+        path=path,
+    )
+
+
+def not_regular_reason(path: Path, exc: NotRegularFileError) -> str:
+    """``"it is a FIFO (named pipe), not a regular file"``, naming a symlink's target when it is one."""
+    try:
+        target = f"a symlink to {os.readlink(path)}, which is " if os.path.islink(path) else ""
+    except OSError:
+        target = ""
+    return f"it is {target}{exc.kind}, not a regular file"
 
 
 # --- blob store -----------------------------------------------------------------------------------
@@ -1121,7 +1213,9 @@ def load_cassette(path: str | os.PathLike[str], store: Path | None = None, *, la
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_regular(p)
+    except NotRegularFileError as exc:  # a FIFO would block, /dev/zero would fill memory
+        raise not_regular_error(p, exc) from None
     except FileNotFoundError:
         raise CassetteNotFoundError(
             f"no cassette at {p.resolve()}. Record it first: run with CASSETTE_MODE=record "

@@ -21,11 +21,14 @@ from cassette._store import (
     _BLOB_ID,
     BLOB_DIR_NAME,
     BlobStore,
+    NotRegularFileError,
     default_store_for,
     git_blob_id,
     holds_refs,
     loads,
+    not_regular_reason,
     parse_manifest,
+    read_regular,
     walk_chain,
 )
 
@@ -388,7 +391,10 @@ def cassette_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
                     if not name.endswith(".json") or _is_temp(f):
                         continue
                     try:
-                        data = f.read_bytes()
+                        data = read_regular(f)
+                    except NotRegularFileError:  # a FIFO or a device where a cassette would be
+                        out.append(f)  # reported by verify_paths, as replay would refuse it
+                        continue
                     except OSError:
                         continue
                     # an empty file is a truncated cassette; other JSON files are not cassettes
@@ -414,9 +420,14 @@ def verify_paths(paths: Iterable[str | os.PathLike[str]]) -> VerifyReport:
     for path in cassette_files(paths):
         shown = display_path(path)
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except FileNotFoundError:
             report.files.append(FileReport(shown, problems=[Problem(shown, f"no such file: {shown}.")]))
+            continue
+        except NotRegularFileError as exc:
+            reason = not_regular_reason(path, exc)
+            problem = f"{shown}: {reason}. Remove it, then restore the cassette from git or re-record it."
+            report.files.append(FileReport(shown, problems=[Problem(shown, problem)]))
             continue
         except OSError as exc:
             report.files.append(FileReport(shown, problems=[Problem(shown, f"cannot read {shown}: {exc}.")]))

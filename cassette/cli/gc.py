@@ -67,6 +67,7 @@ def _references_elsewhere(root: Path, store: Path, config: Config) -> tuple[set[
     Under the cassette dir every ``*.json`` is a cassette, so an unreadable one stops gc (its
     references are unknown); elsewhere in the project only files shaped like a cassette count.
     """
+    from cassette._store import read_regular
     from cassette.hooks._snapshot import looks_like_manifest
 
     root = root.resolve()
@@ -82,7 +83,7 @@ def _references_elsewhere(root: Path, store: Path, config: Config) -> tuple[set[
                 continue  # plan_gc has read it
             if not real.is_relative_to(cassette_root):
                 try:
-                    data = path.read_bytes()
+                    data = read_regular(path)  # a FIFO or a device is no cassette: skipped, not waited on
                 except OSError:
                     continue
                 if not looks_like_manifest(path.as_posix(), data):

@@ -22,7 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check_inputs(paths: list[str]) -> None:
     """A named path that is missing or unreadable is an input error (exit 2), not a finding (exit 1)."""
-    from cassette._errors import CassetteNotFoundError
+    import stat
+
+    from cassette._errors import CassetteIOError, CassetteNotFoundError
+    from cassette._store import NotRegularFileError, file_kind, not_regular_reason
 
     for raw in paths:
         path = Path(raw)
@@ -32,7 +35,13 @@ def _check_inputs(paths: list[str]) -> None:
                 "every cassette under [tool.cassette] cassette_dir.",
                 path=raw,
             )
-        if path.is_file():
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # opening a FIFO would wait for a writer
+            reason = not_regular_reason(path, NotRegularFileError(path, file_kind(mode)))
+            raise CassetteIOError(
+                f"{raw}: {reason}. Pass a cassette file or a directory of cassettes.", path=raw
+            )
+        if stat.S_ISREG(mode):
             with path.open("rb"):  # no permission: OSError, reported by main as an input error
                 pass
 

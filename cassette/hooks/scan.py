@@ -315,9 +315,11 @@ def scan_paths(
     cache = ScanCache(cache_path, rules_version(scanner.rules)) if cache_path is not None else None
     run = _Run(scanner, frozenset(allow or ()), cache)
     out: list[Reported] = []
+    from cassette._store import read_regular
+
     for file in _files(paths):
-        try:
-            data = file.read_bytes()
+        try:  # a FIFO, socket or device met in a directory is skipped: it would block or never end
+            data = read_regular(file, limit=None)
         except OSError:
             continue
         out.extend(Reported(f) for f in run.scan(data, os.fspath(file), git_blob_id(data)))
@@ -327,7 +329,8 @@ def scan_paths(
 
 
 def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    from cassette._errors import CassetteNotFoundError
+    from cassette._errors import CassetteIOError, CassetteNotFoundError
+    from cassette._store import NotRegularFileError, file_kind, not_regular_reason
 
     out: list[Path] = []
     for raw in paths:
@@ -338,6 +341,9 @@ def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
                 out.extend(Path(dirpath) / n for n in sorted(filenames) if not n.endswith(".tmp"))
         elif p.is_file():
             out.append(p)
+        elif p.exists():  # named on purpose: say why it is not scanned instead of skipping it
+            reason = not_regular_reason(p, NotRegularFileError(p, file_kind(p.stat().st_mode)))
+            raise CassetteIOError(f"{p}: {reason}. Scan files and directories only.", path=p)
         else:
             raise CassetteNotFoundError(
                 f"cassette scan: no such file or directory: {p}. Check the path.", path=p

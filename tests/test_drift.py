@@ -576,3 +576,22 @@ def test_markdown_cells_escape_pipes() -> None:
 def test_a_recorded_answer_with_no_words_is_compared_as_it_stands(old: str, new: str, category: str) -> None:
     # semantic_match refuses an expectation with nothing to look for; drift must still classify it
     assert compare_text(old, new)[0] == category
+
+
+def test_drift_never_prints_a_key_the_rerecording_caught(capsys: pytest.CaptureFixture[str]) -> None:
+    # before: the secret scan reported the key masked, and the drift summary beside it printed it
+    # whole in the answer's excerpt (a terminal, a CI log, a PR comment)
+    run_agent(1, "tests/cassettes/triage.json")
+    run_agent(1, "tests/cassettes/triage.json", mode="rerecord")
+    key = "ghp_" + "x7Kq2LmN9pR4sT1vW8yZ3bC6dF0gH5jK2mP9"
+    pending = Path("tests/cassettes/triage.pending.json")
+    doc = json.loads(pending.read_text())
+    doc["interactions"][0]["response"]["json"]["choices"][0]["message"]["content"] = f"Paris. token {key}"
+    pending.write_text(json.dumps(doc, indent=2))
+    for fmt in ("text", "markdown", "json"):
+        assert main(["drift", "--pending", "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "Paris. token" in out and key not in out and key[4:20] not in out, fmt
+        assert "<redacted:github-token>" in out, fmt
+        if fmt == "json":
+            json.loads(out)  # still JSON

@@ -366,10 +366,28 @@ def _summary(counts: Counter[str]) -> str:
     return ", ".join(f"{counts[c]} {c}" for c in CATEGORIES if counts.get(c))
 
 
+def _masked(text: str) -> str:
+    """Rendered drift with every secret-rule match replaced by its placeholder: a re-recording
+    that caught a key (redaction off, a hand edit) must not print it into a terminal, a CI log or
+    a PR comment, while the secret scan beside it reports it masked."""
+    if not text:
+        return text
+    from cassette._secrets import default_rules, redact_text, rules_from_plugins
+
+    try:
+        from cassette._plugins import get_plugin_manager
+
+        rules = rules_from_plugins(get_plugin_manager())
+    except CassetteError:  # a broken plugin is reported elsewhere; the built-in rules still mask
+        rules = default_rules()
+    return redact_text(text, rules)
+
+
 def render_text(drifts: list[CassetteDrift], *, verbose: bool = False) -> str:
     """Terminal text: one block per changed cassette; empty when nothing changed.
 
-    Volatile-only interactions are counted, not listed (``verbose`` lists them too).
+    Volatile-only interactions are counted, not listed (``verbose`` lists them too). Secrets in
+    excerpts are masked (see `_masked`), in every format.
     """
     lines: list[str] = []
     for d in drifts:
@@ -393,7 +411,7 @@ def render_text(drifts: list[CassetteDrift], *, verbose: bool = False) -> str:
             lines.append(line)
             if item.excerpt and item.category not in ("volatile-only",):
                 lines.append(f"        {item.excerpt}")
-    return "\n".join(lines)
+    return _masked("\n".join(lines))
 
 
 def _cell(text: str, width: int = 160) -> str:
@@ -462,9 +480,9 @@ def render_markdown(drifts: list[CassetteDrift]) -> str:
         lines += ["", "<details><summary>What the categories mean</summary>", ""]
         lines += [f"- **{c}**: {DESCRIPTIONS[c]}" for c in CATEGORIES if c in used]
         lines += ["", "</details>"]
-    return "\n".join(lines) + "\n"
+    return _masked("\n".join(lines) + "\n")
 
 
 def render_json(drifts: list[CassetteDrift]) -> str:
     """Every cassette's drift as a JSON list (volatile-only items included)."""
-    return orjson.dumps([d.to_json() for d in drifts], option=orjson.OPT_INDENT_2).decode() + "\n"
+    return _masked(orjson.dumps([d.to_json() for d in drifts], option=orjson.OPT_INDENT_2).decode() + "\n")

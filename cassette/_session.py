@@ -19,6 +19,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import orjson
+
 from cassette._config import MODES, Config, env_mode, load_config
 from cassette._diff import field_diff, format_diff
 from cassette._errors import (
@@ -473,7 +475,7 @@ class Session:
             else:
                 inter = None
         if inter is None and self.cassette is not None:
-            found = self._serve_redacted(kind, request)
+            found = self._serve_redacted(kind, request) or self._serve_wildcard(kind, request)
             if found is not None:
                 pos, inter = found
         if inter is None:
@@ -531,6 +533,48 @@ class Session:
                 else:
                     continue  # already served by its own key
                 inter = self.cassette.item(pos)
+                self._served.append(inter.seq)
+                self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
+                return pos, inter
+        return None
+
+    def _serve_wildcard(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
+        """Replay, after both keys missed: the first unserved recorded call that this request
+        matches when each placeholder in it stands for any text.
+
+        A value redacted by its field's name but not spread through the recording (a bare word,
+        ``"api_key": "disabled"``) replays as ``<redacted>``; an agent that copies it into its
+        next prompt sends ``<redacted>`` where the recording holds the word. Only a request that
+        holds a placeholder is looked at this way, and only on a miss.
+        """
+        from cassette._plugins import placeholder_pattern, wildcard_match
+
+        assert self.cassette is not None
+        if not placeholder_pattern.search(orjson.dumps(request)):
+            return None
+        with self._lock:
+            keys = self.cassette.match_keys()
+            unserved = sorted(
+                p for entry in self._index.values() for p in ((entry,) if isinstance(entry, int) else entry)
+            )
+            for pos in unserved:
+                inter = self.cassette.item(pos)
+                if inter.kind != kind:
+                    continue
+                try:
+                    recorded = self.cassette.hydrate(inter.request)
+                except CassetteError:
+                    continue  # a missing blob is reported when (if) that call is served by its key
+                if not wildcard_match(request, recorded):
+                    continue
+                entry = self._index[keys[pos]]
+                if entry == pos:
+                    del self._index[keys[pos]]
+                else:
+                    assert isinstance(entry, list)
+                    entry.remove(pos)
+                    if not entry:
+                        del self._index[keys[pos]]
                 self._served.append(inter.seq)
                 self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
                 return pos, inter

@@ -180,3 +180,37 @@ def test_a_redacted_value_that_is_a_bare_word_is_not_redacted_elsewhere(
         cfg, answer = _dba_agent(_dead_client())
     assert answer == live
     assert cfg == {**live_cfg, "db_password": "<redacted>"}  # only the password; `secret: 0` is a setting
+
+
+@cassette.tool
+def get_settings(user: str) -> dict[str, Any]:
+    return {"user": user, "two_factor": "enabled", "api_key": "disabled"}
+
+
+def _settings_agent(client: OpenAI) -> str:
+    s = get_settings("bob")
+    ask = f"My api access is {s['api_key']} and 2fa is {s['two_factor']}. Why is my api access disabled?"
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": ask}])
+    return reply.choices[0].message.content or ""
+
+
+def test_a_redacted_bare_word_copied_into_the_next_prompt_replays(
+    openai_client: OpenAI, tmp_path: Path
+) -> None:
+    # `"api_key": "disabled"` is redacted in its field but not spread (a bare word, also in the
+    # prompt's own text), so the replayed tool result puts <redacted> where the recording has
+    # "disabled"; replay matches it with the placeholder standing for the recorded text
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        live = _settings_agent(openai_client)
+    stored = json.loads(path.read_text())["interactions"]
+    assert stored[0]["response"]["result"]["api_key"] == "<redacted>"
+    assert "My api access is disabled and" in stored[1]["request"]["messages"][0]["content"]
+    with cassette.using(path, mode="replay", unused="error", check_order="error"):
+        assert _settings_agent(_dead_client()) == live
+    # a request that differs elsewhere still misses
+    with pytest.raises(cassette.CassetteMiss), cassette.using(path, mode="replay", unused="off"):
+        s = get_settings("bob")
+        _dead_client().chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": f"My api access is {s['api_key']}."}]
+        )

@@ -356,9 +356,17 @@ class BlobStore:
             # O_NONBLOCK: a FIFO planted under a blob name must not block the reader forever
             fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
             with open(fd, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                info = os.fstat(fh.fileno())
+                if not stat.S_ISREG(info.st_mode):
                     raise MissingBlobError(
                         f"blob {blob_id} in {self.root}{where} is not a regular file. "
+                        "Remove it and re-record the cassette.",
+                        path=manifest or target,
+                    )
+                if info.st_size > MAX_MANIFEST_BYTES:  # a planted (sparse) giant: never read whole
+                    raise MissingBlobError(
+                        f"blob {blob_id} in {self.root}{where} is {info.st_size:,} bytes, over the "
+                        f"{MAX_MANIFEST_BYTES:,} a cassette file may hold: cassette did not write it. "
                         "Remove it and re-record the cassette.",
                         path=manifest or target,
                     )

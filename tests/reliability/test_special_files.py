@@ -361,3 +361,16 @@ def test_a_symlink_to_a_regular_cassette_still_loads(tmp_path: Path) -> None:
 def test_a_regular_file_whose_size_says_zero_is_read_to_its_end() -> None:
     """fstat's size only sizes the first read: a file reporting 0 bytes (as /proc does) is read whole."""
     assert read_regular("/proc/self/status").startswith(b"Name:")
+
+
+def test_a_sparse_blob_larger_than_any_cassette_file_is_refused_unread(tmp_path: Path) -> None:
+    # a 6 GiB sparse file under a blob's name costs no disk; reading it whole would take the memory
+    from cassette._store import BlobStore
+
+    store = BlobStore(tmp_path / ".blobs")
+    blob_id = "ef" * 20
+    (tmp_path / ".blobs" / "ef").mkdir(parents=True)
+    with open(tmp_path / ".blobs" / "ef" / blob_id[2:], "wb") as fh:
+        fh.truncate(MAX_MANIFEST_BYTES + 1)
+    with memory_cap(), pytest.raises(cassette.MissingBlobError, match="cassette did not write it"):
+        store.get(blob_id, manifest=tmp_path / "c.json")

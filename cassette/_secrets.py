@@ -638,13 +638,7 @@ class _Stream:
         if not channels:
             return []
         texts = ["".join([p.holder[p.field] for p in pieces]) for pieces in channels]
-        joined = "\n".join(texts)  # one engine pass; a secret never crosses from one channel to the next
-        data = joined.encode("utf-8", "surrogatepass")
-        if joined.isascii():
-            sizes: Iterable[int] = (len(t) + 1 for t in texts)
-        else:
-            sizes = (len(t.encode("utf-8", "surrogatepass")) + 1 for t in texts)
-        starts = [0, *accumulate(sizes)][:-1]
+        data, starts = _joined(texts)  # one engine pass; a secret never crosses from one channel to the next
         found: dict[int, list[_Hit]] = {}
         for i, s, e in engine.hits(data, starts):
             c = bisect_right(starts, s) - 1
@@ -681,6 +675,17 @@ class _Stream:
                 piece.holder[piece.field] = new
             events[n] = head + json.dumps(doc, separators=separators, ensure_ascii=ascii_only) + tail
         return events
+
+
+def _joined(texts: Sequence[str]) -> tuple[bytes, list[int]]:
+    """``texts`` joined by newlines as UTF-8, for one engine pass, and where each starts in it."""
+    joined = "\n".join(texts)
+    data = joined.encode("utf-8", "surrogatepass")
+    if joined.isascii():
+        sizes: Iterable[int] = (len(t) + 1 for t in texts)
+    else:
+        sizes = (len(t.encode("utf-8", "surrogatepass")) + 1 for t in texts)
+    return data, [0, *accumulate(sizes)][:-1]
 
 
 def _without_spans(data: bytes, a: int, b: int, spans: list[tuple[int, int, bytes]]) -> str | None:
@@ -987,13 +992,7 @@ class Scanner:
         texts = got.texts
         if not texts:
             return rows
-        joined = "\n".join(texts)
-        data = joined.encode("utf-8", "surrogatepass")
-        if joined.isascii():
-            sizes: Iterable[int] = (len(t) + 1 for t in texts)
-        else:
-            sizes = (len(t.encode("utf-8", "surrogatepass")) + 1 for t in texts)
-        starts = [0, *accumulate(sizes)][:-1]
+        data, starts = _joined(texts)
         after: dict[bytes, int] = {}
         for i, s, e in engine.hits(data, starts):
             secret = data[s:e]

@@ -882,8 +882,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     mine = run_stats.to_json()
     run_stats.__init__()  # type: ignore[misc]
     if state.saved_stats is not None:
+        # the counts as the enclosing run left them: a pytester run inside a test is its own run,
+        # and its replays (and misses) must not show in the enclosing run's summary
         run_stats.merge(state.saved_stats)
-    run_stats.merge(mine)
     state.stats.merge(mine)
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: the controller reports for everyone

@@ -355,3 +355,17 @@ def test_b_one_call():
         suite.runpytest().assert_outcomes(passed=2)
     doc = json.loads((suite.path / "tests" / "cassettes" / "quiet.json").read_text(encoding="utf-8"))
     assert [i["test"].split("::")[-1] for i in doc["interactions"]] == ["test_b_one_call"]
+
+
+def test_an_in_process_run_does_not_add_to_the_enclosing_runs_counts(suite: pytest.Pytester) -> None:
+    # before: a pytester run's sessions (its misses too) were added to the enclosing run's counts,
+    # so the outer summary printed replays and a red "missed" line that were not its own
+    from cassette._session import run_stats
+
+    suite.makepyfile(test_inner=HEADER + "\n@pytest.mark.cassette\ndef test_a():\n    lookup('A-1')\n")
+    suite.runpytest().assert_outcomes(passed=1)
+    before = run_stats.to_json()
+    inner = suite.runpytest("--cassette-mode=replay")
+    inner.assert_outcomes(passed=1)
+    inner.stdout.fnmatch_lines(["*replayed: 1 cassette(s), 1 tool calls served*"])  # its own summary
+    assert run_stats.to_json() == before

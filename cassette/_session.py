@@ -468,10 +468,7 @@ class Session:
                     pos = entry.pop()
                     if not entry:
                         del self._index[key]
-                assert self.cassette is not None
-                inter = self.cassette.item(pos)  # parsed here, when first served
-                self._served.append(inter.seq)
-                self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
+                inter = self._book(kind, pos)  # parsed here, when first served
             else:
                 inter = None
         if inter is None and self.cassette is not None:
@@ -521,22 +518,31 @@ class Session:
             keys = self.cassette.match_keys()
             while positions:
                 pos = positions.pop()
-                if self.cassette.item(pos).kind != kind:
-                    continue
-                entry = self._index.get(keys[pos])
-                if entry == pos:
-                    del self._index[keys[pos]]
-                elif isinstance(entry, list) and pos in entry:
-                    entry.remove(pos)
-                    if not entry:
-                        del self._index[keys[pos]]
-                else:
-                    continue  # already served by its own key
-                inter = self.cassette.item(pos)
-                self._served.append(inter.seq)
-                self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
-                return pos, inter
+                if self.cassette.item(pos).kind == kind and self._take(pos, keys[pos]):
+                    return pos, self._book(kind, pos)
         return None
+
+    def _take(self, pos: int, key: str) -> bool:
+        """Remove recorded call ``pos`` (match key ``key``) from the unserved index, under the lock;
+        False when it was served already (by its own key)."""
+        entry = self._index.get(key)
+        if entry == pos:
+            del self._index[key]
+        elif isinstance(entry, list) and pos in entry:
+            entry.remove(pos)
+            if not entry:
+                del self._index[key]
+        else:
+            return False
+        return True
+
+    def _book(self, kind: str, pos: int) -> Interaction:
+        """Count recorded call ``pos`` as served (under the lock) and hand it back."""
+        assert self.cassette is not None
+        inter = self.cassette.item(pos)
+        self._served.append(inter.seq)
+        self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
+        return inter
 
     def _serve_wildcard(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
         """Replay, after both keys missed: the first unserved recorded call that this request
@@ -565,19 +571,8 @@ class Session:
                     recorded = self.cassette.hydrate(inter.request)
                 except CassetteError:
                     continue  # a missing blob is reported when (if) that call is served by its key
-                if not wildcard_match(request, recorded):
-                    continue
-                entry = self._index[keys[pos]]
-                if entry == pos:
-                    del self._index[keys[pos]]
-                else:
-                    assert isinstance(entry, list)
-                    entry.remove(pos)
-                    if not entry:
-                        del self._index[keys[pos]]
-                self._served.append(inter.seq)
-                self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
-                return pos, inter
+                if wildcard_match(request, recorded) and self._take(pos, keys[pos]):
+                    return pos, self._book(kind, pos)
         return None
 
     def begin(self, kind: str, request: dict[str, Any]) -> Slot:

@@ -19,7 +19,8 @@ def using(path: str | Path, mode: str | Mode | None = None, **options: Any) -> S
     """A context manager (``with`` or ``async with``) that records or replays the calls inside it.
 
     Options: ``store``, ``check_order`` (``"warn"``/``"error"``/``"off"``),
-    ``unused`` (same values), ``blob_threshold``.
+    ``unused`` (same values), ``blob_threshold``, ``compress`` (write the cassette
+    gzip-compressed; default ``[tool.cassette] compress``).
 
     Example::
 

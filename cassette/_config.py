@@ -28,6 +28,7 @@ class Config:
     store: str | None = None  # blob store directory; default <cassette_dir>/.blobs
     mode: str = "auto"
     blob_threshold: int = 512
+    compress: bool = False  # write manifests gzip-compressed, responses inline
     check_order: str = "warn"  # "warn" | "error" | "off"
     unused: str = "warn"  # "warn" | "error" | "off"
     plugins: tuple[str, ...] = ()
@@ -125,6 +126,7 @@ _TYPES: dict[str, Any] = {
     "store": "str|None",
     "mode": str,
     "blob_threshold": int,
+    "compress": bool,
     "check_order": str,
     "unused": str,
     "plugins": "strs",

@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 from cassette._errors import CassetteConfigError
+from cassette._store import GZIP_MAGIC, CompressedDataError, gunzip
 
 __all__ = [
     "Finding",
@@ -888,6 +889,11 @@ class Scanner:
     # -- internals -----------------------------------------------------------
 
     def _scan_bytes(self, raw: bytes, as_json: bool | None) -> list[_Row]:
+        if raw[:2] == GZIP_MAGIC:  # a compressed cassette (or any gzip file): its content is scanned
+            try:
+                return self._scan_bytes(gunzip(raw), as_json)
+            except CompressedDataError:
+                pass  # damaged: its bytes as they are (verify names the damage)
         if raw[:2] in _UTF16_BOMS or b"\x00" in raw[:_SAMPLE]:
             text = _utf16(raw)
             if text is not None:  # a file saved as UTF-16 (Windows tools): every other byte a NUL

@@ -275,6 +275,7 @@ class Session:
         check_order: str | bool | None = None,
         unused: str | None = None,
         blob_threshold: int | None = None,
+        compress: bool | None = None,
         config: Config | None = None,
         shared: tuple[str, frozenset[str]] | None = None,
     ) -> None:
@@ -310,6 +311,9 @@ class Session:
                 f"blob_threshold must be a non-negative number of bytes, got {blob_threshold!r}."
             )
         self.blob_threshold = self.config.blob_threshold if blob_threshold is None else blob_threshold
+        if compress is not None and not isinstance(compress, bool):
+            raise CassetteConfigError(f"compress must be True or False, got {compress!r:.80}.")
+        self.compress = self.config.compress if compress is None else compress
         self.mode: Mode = self.requested_mode  # auto is resolved on start
         self.cassette: Cassette | None = None
         self.committed: Cassette | None = None
@@ -767,7 +771,7 @@ class Session:
         else:
             target = self.path
         new.path = target
-        save_cassette(new, target, self.blob_threshold)
+        save_cassette(new, target, self.blob_threshold, compress=self.compress)
         self.written = target
         self.cassette = new
         if exc is not None:

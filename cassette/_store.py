@@ -13,6 +13,8 @@ import os
 import re
 import secrets
 import stat
+import struct
+import zlib
 from itertools import repeat
 from operator import getitem
 from pathlib import Path
@@ -157,7 +159,12 @@ def _sorted_envelope(value: dict[str, Any], depth: int) -> dict[str, Any]:
 
 
 def loads(data: bytes | memoryview) -> Any:
-    """Parse JSON; falls back to the stdlib for integers orjson cannot hold."""
+    """Parse JSON (a compressed cassette's too); falls back to the stdlib for integers orjson cannot hold.
+
+    A gzip stream that is damaged raises `CompressedDataError`, a `ValueError` as bad JSON's is.
+    """
+    if data[:2] == GZIP_MAGIC:
+        data = gunzip(bytes(data))
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -190,6 +197,79 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# --- compressed cassettes ------------------------------------------------------------------------
+
+# A cassette written with `compress = true` is its manifest's JSON in one gzip member (RFC 1952).
+# Readers tell it by its first two bytes: JSON never starts with 0x1f. The header is fixed (no time,
+# no name, OS "unknown"), so the same manifest gives the same file on every machine whose zlib
+# compresses alike, and a save whose content did not change leaves the file as it is.
+GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"  # deflate, no flags, mtime 0, best, OS unknown
+# what a compressed cassette may expand to: far above any real one, low enough not to exhaust memory
+MAX_INFLATED_BYTES = 2**30
+
+
+class CompressedDataError(ValueError):
+    """A compressed cassette that cannot be expanded; ``truncated`` when its gzip data ends early."""
+
+    def __init__(self, reason: str, *, truncated: bool = False) -> None:
+        super().__init__(reason)
+        self.truncated = truncated
+
+
+def is_compressed(data: bytes | memoryview) -> bool:
+    """Whether ``data`` is a compressed cassette (a gzip stream), not JSON."""
+    return data[:2] == GZIP_MAGIC
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """``data`` as one gzip member at level 9 with a fixed header: what `compress = true` writes.
+
+    Example::
+
+        gunzip(gzip_bytes(b'{"version": 1}')) == b'{"version": 1}'
+    """
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15, 9)
+    body = deflate.compress(data) + deflate.flush()
+    return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def gunzip(data: bytes, limit: int = MAX_INFLATED_BYTES) -> bytes:
+    """The bytes inside one gzip member; `CompressedDataError` when it is damaged, cut short or too big."""
+    inflate = zlib.decompressobj(wbits=31)  # gzip only; checks the header, the CRC and the length
+    try:
+        out = inflate.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise CompressedDataError(f"its gzip data is damaged ({exc})") from None
+    if len(out) > limit:
+        raise CompressedDataError(f"it expands to more than {limit:,} bytes, more than a cassette may hold")
+    if not inflate.eof:
+        raise CompressedDataError("its gzip data ends early", truncated=True)
+    if inflate.unused_data:
+        raise CompressedDataError(f"{len(inflate.unused_data):,} bytes follow the end of its gzip data")
+    return out
+
+
+def expand(data: bytes, path: Path) -> bytes:
+    """A manifest's JSON bytes: ``data`` itself, or what it expands to when it is compressed.
+
+    A compressed file that cannot be expanded raises `TruncatedCassetteError` (cut short) or
+    `CorruptCassetteError`, naming ``path``.
+    """
+    if data[:2] != GZIP_MAGIC:
+        return data
+    try:
+        return gunzip(data)
+    except CompressedDataError as exc:
+        error = TruncatedCassetteError if exc.truncated else CorruptCassetteError
+        what = "it was truncated" if exc.truncated else "it was damaged"
+        raise error(
+            f"{path} is a compressed cassette, but {exc}: {what}. "
+            "Restore it from git (git checkout -- <file>) or re-record it.",
+            path=path,
+        ) from None
 
 
 # --- reading files that must be regular -----------------------------------------------------------
@@ -861,7 +941,10 @@ def _foreign_error(path: Path, data: bytes, doc: Any = None) -> CassetteShapeErr
     what = command = None
     if doc is None:
         if data[:2] == b"\x1f\x8b":
-            what, command = "a gzip-compressed file (langchain stores vcrpy cassettes as .yaml.gz)", "vcr"
+            what, command = (
+                "a gzip-compressed file that holds no JSON (langchain stores vcrpy cassettes as .yaml.gz)",
+                "vcr",
+            )
         elif _YAML_OR_TOML_HEAD.match(data.removeprefix(b"\xef\xbb\xbf")):
             what, command = "a vcrpy / pytest-recording, cassetter or Ruby VCR cassette (YAML or TOML)", "vcr"
     elif isinstance(doc, dict):
@@ -895,6 +978,8 @@ def parse_manifest(data: bytes, path: Path, store: Path | None = None) -> Casset
 
 
 def _parse_manifest(data: bytes, path: Path, store: Path | None) -> Cassette:
+    compressed = is_compressed(data)
+    data = expand(data, path)
     if not data.strip():
         raise TruncatedCassetteError(
             f"{path} is empty (an interrupted write or copy). Restore it from git or re-record it.", path=path
@@ -902,7 +987,7 @@ def _parse_manifest(data: bytes, path: Path, store: Path | None) -> Cassette:
     try:
         doc = loads(data)
     except (ValueError, RecursionError) as exc:
-        foreign = _foreign_error(path, data)
+        foreign = _foreign_error(path, data) or (_foreign_error(path, GZIP_MAGIC) if compressed else None)
         if foreign is not None:
             raise foreign from None
         text = str(exc)
@@ -1250,14 +1335,20 @@ def load_cassette(path: str | os.PathLike[str], store: Path | None = None, *, la
             path=p,
         ) from None
     if lazy:
+        data = expand(data, p)
         cassette = _scan_lazy(data, p, store)
         if cassette is not None:
             return cassette
     return parse_manifest(data, p, store)
 
 
-def manifest_bytes(cassette: Cassette, store: BlobStore, threshold: int) -> bytes:
-    """Write the cassette's blobs and return its manifest bytes (blobs first: a crash never dangles)."""
+def manifest_bytes(cassette: Cassette, store: BlobStore, threshold: int, *, compact: bool = False) -> bytes:
+    """Write the cassette's blobs and return its manifest bytes (blobs first: a crash never dangles).
+
+    ``compact`` (a compressed cassette's) keeps every response in the manifest, where it
+    compresses best beside the rest (nothing in a response is shared), and lays the JSON out
+    compact; requests still share their long payloads through the store.
+    """
     doc: dict[str, Any] = dict(cassette.meta)
     doc["version"] = FORMAT_VERSION
     doc["interactions"] = [
@@ -1267,21 +1358,32 @@ def manifest_bytes(cassette: Cassette, store: BlobStore, threshold: int) -> byte
                 i.kind,
                 i.key,
                 dehydrate(i.request, store, threshold),
-                dehydrate(i.response, store, threshold, chains=False),
+                dehydrate(i.response, store, 0 if compact else threshold, chains=False),
                 i.extra,
             ).to_json(),
             1,
         )
         for i in cassette.interactions
     ]
-    return manifest_json(_sorted_envelope(doc, 0))
+    doc = _sorted_envelope(doc, 0)
+    return ordered_json(doc) + b"\n" if compact else manifest_json(doc)
 
 
-def save_cassette(cassette: Cassette, path: Path, threshold: int) -> None:
-    """Write blobs then the manifest atomically. Interactions must be hydrated."""
+def save_cassette(cassette: Cassette, path: Path, threshold: int, *, compress: bool = False) -> None:
+    """Write blobs then the manifest atomically. Interactions must be hydrated.
+
+    ``compress`` writes the manifest as compact JSON, its responses inline, gzip-compressed;
+    a compressed file that already holds the same manifest is left as it is (another zlib
+    build may compress the same bytes differently: re-recording must not churn the file).
+    """
     try:
         store = BlobStore(cassette.store or default_store_for(path))
-        atomic_write(path, manifest_bytes(cassette, store, threshold))
+        data = manifest_bytes(cassette, store, threshold, compact=compress)
+        if compress:
+            if _holds(path, data):
+                return
+            data = gzip_bytes(data)
+        atomic_write(path, data)
     except OSError as exc:  # a file where a directory should be, no permission, a full disk...
         where = exc.filename if exc.filename is not None else path
         reason = (
@@ -1295,3 +1397,12 @@ def save_cassette(cassette: Cassette, path: Path, threshold: int) -> None:
             "record again.",
             path=path,
         ) from None
+
+
+def _holds(path: Path, manifest: bytes) -> bool:
+    """Whether ``path`` is a compressed cassette whose content is ``manifest`` already."""
+    try:
+        data = read_regular(path)
+        return is_compressed(data) and gunzip(data) == manifest
+    except (OSError, CompressedDataError):
+        return False

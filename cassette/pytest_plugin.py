@@ -61,6 +61,7 @@ MARKER_OPTIONS = (
     "check_order",
     "unused",
     "blob_threshold",
+    "compress",
     "allow_hosts",
     "network_guard",
     "block_loopback",
@@ -194,8 +195,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "cassette(path=None, *, mode=None, check_order=None, unused=None, blob_threshold=None, "
-        "allow_hosts=(), network_guard=None, block_loopback=None): run the test inside a cassette "
-        "session (records if missing, replays if present). See docs/pytest.md.",
+        "compress=None, allow_hosts=(), network_guard=None, block_loopback=None): run the test inside "
+        "a cassette session (records if missing, replays if present). See docs/pytest.md.",
     )
     clear_config_cache()
     try:
@@ -466,7 +467,7 @@ def _option_problem(key: str, value: Any) -> str | None:
             problems = [f"{h!r} {p}" for h in hosts if (p := host_pattern_problem(h)) is not None]
             return None if not problems else "hosts that can match; " + "; ".join(problems)
         return "a host (string) or a list of hosts such as ['vault.internal', '10.0.0.0/8']"
-    if key in ("network_guard", "block_loopback"):
+    if key in ("network_guard", "block_loopback", "compress"):
         return None if isinstance(value, bool) else "True or False"
     return None
 
@@ -646,6 +647,7 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
             check_order=options.get("check_order"),
             unused=unused,
             blob_threshold=options.get("blob_threshold"),
+            compress=options.get("compress"),
             config=cfg,
             shared=(item.nodeid, frozenset(users)) if shared else None,
         )

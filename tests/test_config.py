@@ -47,6 +47,7 @@ BAD_VALUES = {
     "redact_query": ("{}", "must be a list of strings"),
     "allow_hosts": ('"db.internal"', "must be a list of strings, got 'db.internal'"),
     "network_guard": ('"off"', "must be true or false, got 'off'"),
+    "compress": ('"yes"', "must be true or false, got 'yes'"),
     "semantic_backend": ("1", "must be a string"),
     "semantic_thresholds": ('{lexical = "high"}', "must be a table of scores from 0 to 1"),
     "judge_model": ("[]", "must be a string"),

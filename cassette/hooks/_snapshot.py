@@ -22,7 +22,16 @@ from cassette._errors import (
     TamperedBlobError,
 )
 from cassette._model import Cassette
-from cassette._store import _BLOB_ID, BLOB_DIR_NAME, TMP_SUFFIX, git_blob_id, loads, parse_manifest
+from cassette._store import (
+    _BLOB_ID,
+    BLOB_DIR_NAME,
+    TMP_SUFFIX,
+    git_blob_id,
+    gunzip,
+    is_compressed,
+    loads,
+    parse_manifest,
+)
 
 _BLOB_PATH = re.compile(r"(?:^|/)\.blobs/([0-9a-f]{2})/([0-9a-f]{38})$")
 
@@ -213,6 +222,11 @@ def looks_like_manifest(path: str, data: bytes | None) -> bool:
     """A JSON file outside any blob store whose top level has ``version`` and ``interactions``."""
     if data is None or not path.endswith(".json") or is_temp(path) or f"{BLOB_DIR_NAME}/" in path:
         return False
+    if is_compressed(data):
+        try:
+            data = gunzip(data)
+        except ValueError:
+            return True  # a damaged compressed cassette: verify reports it
     head = data.lstrip()[:1]
     if head != b"{" or b'"interactions"' not in data:
         return False

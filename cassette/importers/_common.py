@@ -278,5 +278,6 @@ def save_converted(
             f"{exc.filename or path.parent} must be a directory you can write to; choose another --to path.",
             path=path,
         ) from None
-    save_cassette(cassette, path, load_config().blob_threshold)
+    config = load_config()
+    save_cassette(cassette, path, config.blob_threshold, compress=config.compress)
     return path, dict(Counter(c.kind for c in calls))

@@ -1,0 +1,291 @@
+"""Compressed cassettes (`compress = true`): gzip manifests that every reader, hook and command opens.
+
+Recorded and replayed through the real OpenAI SDK on the local server; git
+repos are real ones in temp dirs; pytest runs are real (pytester).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cassette
+from cassette._errors import CassetteConfigError, CorruptCassetteError, TruncatedCassetteError
+from cassette._store import (
+    GZIP_MAGIC,
+    CompressedDataError,
+    gunzip,
+    gzip_bytes,
+    load_cassette,
+)
+from cassette.cli import main
+from cassette.devserver import DevServer
+from tests.cli_helpers import one_line_error, run_cli
+from tests.test_hooks import OPENAI_KEY, git, init_repo
+
+SYSTEM = "You are a careful support agent for an online shop. " * 20  # long: shared through the store
+
+
+def _ask(client: Any, question: str) -> Any:
+    return client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}],
+    )
+
+
+def _record(client: Any, path: str, **options: Any) -> list[str]:
+    with cassette.using(path, mode="record", **options):
+        return [_ask(client, q).choices[0].message.content for q in ("Where is my parcel?", "Refund me")]
+
+
+def test_a_compressed_cassette_is_gzip_and_replays_real_sdk_objects(openai_client: Any) -> None:
+    live = _record(openai_client, "c.json", compress=True)
+    data = Path("c.json").read_bytes()
+    assert data[:2] == GZIP_MAGIC
+    doc = json.loads(gzip.decompress(data))  # any gzip tool reads it
+    assert doc["version"] == 1 and len(doc["interactions"]) == 2
+    response = doc["interactions"][0]["response"]
+    assert "$blob" not in json.dumps(response)  # responses stay inline, compressed with the manifest
+    assert doc["interactions"][0]["request"]["messages"][0]["content"].keys() == {"$blob"}  # shared prompt
+
+    from openai.types.chat import ChatCompletion
+
+    with cassette.using("c.json", mode="replay") as session:
+        replies = [_ask(openai_client, q) for q in ("Where is my parcel?", "Refund me")]
+    assert all(isinstance(r, ChatCompletion) for r in replies)
+    assert [r.choices[0].message.content for r in replies] == live
+    assert session.stats()["served"] == {"llm": 2}
+
+
+def test_compressed_is_smaller_and_holds_the_same_cassette(openai_client: Any) -> None:
+    _record(openai_client, "plain.json")
+    _record(openai_client, "small.json", compress=True)
+    plain, small = load_cassette("plain.json"), load_cassette("small.json")
+    assert [i.key for i in plain.interactions] == [i.key for i in small.interactions]
+    assert Path("small.json").stat().st_size < Path("plain.json").stat().st_size / 2
+
+
+def test_rerecording_the_same_calls_leaves_a_compressed_file_untouched(devserver: DevServer) -> None:
+    from openai import OpenAI
+
+    def client() -> Any:  # a fresh server seed per recording would change the answers
+        return cassette.instrument(
+            OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0)
+        )
+
+    _record(client(), "c.json", compress=True)
+    inner = gunzip(Path("c.json").read_bytes())
+    # the same manifest compressed by another zlib build (here: another level): not rewritten
+    other = gzip.compress(inner, compresslevel=1, mtime=0)
+    Path("c.json").write_bytes(other)
+    with cassette.using("c.json", mode="replay"):
+        _ask(client(), "Where is my parcel?")
+        _ask(client(), "Refund me")
+    assert Path("c.json").read_bytes() == other
+
+
+def test_the_config_turns_compression_on_and_a_bad_value_is_a_config_error(openai_client: Any) -> None:
+    Path("pyproject.toml").write_text("[tool.cassette]\ncompress = true\n")
+    _record(openai_client, "c.json")
+    assert Path("c.json").read_bytes()[:2] == GZIP_MAGIC
+    _record(openai_client, "d.json", compress=False)  # the argument beats the config
+    assert Path("d.json").read_bytes()[:1] == b"{"
+
+    from cassette._config import clear_config_cache
+
+    Path("pyproject.toml").write_text('[tool.cassette]\ncompress = "yes"\n')
+    clear_config_cache()
+    with pytest.raises(CassetteConfigError, match="compress"):
+        cassette.using("e.json")
+    clear_config_cache()
+    Path("pyproject.toml").write_text("[tool.cassette]\n")
+    with pytest.raises(CassetteConfigError, match="compress must be True or False"):
+        cassette.using("e.json", compress="yes")
+
+
+def test_the_pytest_marker_and_config_write_compressed_cassettes(
+    pytester: pytest.Pytester, devserver: DevServer
+) -> None:
+    pytester.makepyprojecttoml("[tool.cassette]\ncassette_dir = 'cassettes'\n")
+    pytester.makepyfile(
+        f"""
+        import pytest
+        from openai import OpenAI
+        import cassette
+
+        def ask():
+            client = cassette.instrument(
+                OpenAI(base_url="{devserver.openai_base_url}", api_key="sk-test", max_retries=0)
+            )
+            return client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{{"role": "user", "content": "hello"}}]
+            ).choices[0].message.content
+
+        @pytest.mark.cassette("small.json", compress=True)
+        def test_small():
+            assert ask()
+
+        @pytest.mark.cassette("plain.json")
+        def test_plain():
+            assert ask()
+
+        @pytest.mark.cassette("bad.json", compress="yes")
+        def test_bad():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*compress*True or False*"])
+    assert (pytester.path / "cassettes/small.json").read_bytes()[:2] == GZIP_MAGIC
+    assert (pytester.path / "cassettes/plain.json").read_bytes()[:1] == b"{"
+    replay = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--cassette-mode=replay", "-k", "not bad"
+    )
+    replay.assert_outcomes(passed=2)
+
+
+# --- damaged compressed files ----------------------------------------------------------------------
+
+
+def _compressed(openai_client: Any) -> bytes:
+    _record(openai_client, "c.json", compress=True)
+    return Path("c.json").read_bytes()
+
+
+def test_a_truncated_compressed_cassette_is_a_truncated_error_naming_the_file(openai_client: Any) -> None:
+    data = _compressed(openai_client)
+    Path("c.json").write_bytes(data[: len(data) // 2])
+    truncated = r"c\.json is a compressed cassette.*truncated.*re-record"
+    with pytest.raises(TruncatedCassetteError, match=truncated):
+        load_cassette("c.json")
+    with pytest.raises(TruncatedCassetteError), cassette.using("c.json", mode="replay"):
+        pass
+
+
+@pytest.mark.parametrize("damage", ["flipped", "trailing", "header"])
+def test_a_damaged_compressed_cassette_is_a_corrupt_error_naming_the_file(
+    openai_client: Any, damage: str
+) -> None:
+    data = bytearray(_compressed(openai_client))
+    if damage == "flipped":
+        data[len(data) // 2] ^= 0xFF
+    elif damage == "trailing":
+        data += b"garbage"
+    else:
+        data[2] = 7  # not deflate
+    Path("c.json").write_bytes(bytes(data))
+    with pytest.raises(CorruptCassetteError, match=r"c\.json is a compressed cassette.*damaged|follow"):
+        load_cassette("c.json")
+
+
+def test_verify_and_show_name_a_damaged_compressed_cassette(
+    openai_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _compressed(openai_client)
+    assert main(["verify", "c.json"]) == 0
+    code, out, _ = run_cli(capsys, "show", "c.json")
+    assert code == 0 and "Where is my parcel?" in out
+    Path("c.json").write_bytes(data[:-9])
+    code, out, err = run_cli(capsys, "verify", "c.json")
+    assert code == 1 and "c.json" in out + err and "truncated" in out + err
+    code, _, err = run_cli(capsys, "show", "c.json")
+    assert code != 0 and "truncated" in one_line_error(err, "show")
+
+
+def test_gunzip_refuses_what_expands_past_its_limit() -> None:
+    bomb = gzip_bytes(b"{" + b" " * 100_000 + b"}")
+    assert len(bomb) < 1_000
+    with pytest.raises(CompressedDataError, match="expands to more than"):
+        gunzip(bomb, limit=50_000)
+    assert gunzip(bomb, limit=200_000).startswith(b"{ ")
+
+
+def test_gzip_bytes_is_the_same_on_every_machine() -> None:
+    data = b'{"interactions":[],"version":1}\n'
+    out = gzip_bytes(data)
+    assert out[:10] == b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"  # no time, no name, OS unknown
+    assert gzip.decompress(out) == data
+    assert zlib.crc32(data).to_bytes(4, "little") == out[-8:-4]
+
+
+# --- secrets, diffs, gc and drift read compressed cassettes -----------------------------------------
+
+
+def _plant_key(path: str) -> None:
+    doc = json.loads(gunzip(Path(path).read_bytes()))
+    doc["interactions"][0]["response"]["headers"]["x-debug-token"] = OPENAI_KEY
+    Path(path).write_bytes(gzip_bytes(json.dumps(doc).encode()))
+
+
+def test_the_secret_scan_finds_a_key_inside_a_compressed_cassette(
+    openai_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    init_repo()
+    _record(openai_client, "tests/cassettes/c.json", compress=True)
+    git("add", "-A")
+    assert main(["scan", "--staged"]) == 0
+    _plant_key("tests/cassettes/c.json")
+    assert main(["scan", "tests/cassettes/c.json"]) == 1
+    out = capsys.readouterr().out
+    assert "openai-api-key" in out and OPENAI_KEY not in out
+    git("add", "-A")
+    assert main(["scan", "--staged"]) == 1
+    out = capsys.readouterr().out
+    assert "openai-api-key" in out and 'interactions[0].response.headers["x-debug-token"]' in out
+
+
+def test_the_pre_commit_hook_blocks_a_key_in_a_compressed_cassette(openai_client: Any) -> None:
+    init_repo()
+    _record(openai_client, "tests/cassettes/c.json", compress=True)
+    assert main(["install-hooks"]) == 0
+    git("add", "-A")
+    git("commit", "-q", "-m", "clean compressed cassette")
+    _plant_key("tests/cassettes/c.json")
+    refused = git("commit", "-q", "-am", "leak", check=False)
+    assert refused.returncode != 0 and "openai-api-key" in refused.stderr
+
+
+def test_textconv_shows_a_compressed_cassette_as_readable_json(
+    openai_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _record(openai_client, "c.json", compress=True)
+    assert main(["textconv", "c.json"]) == 0
+    out = capsys.readouterr().out
+    rendered = json.loads(out)
+    assert rendered["interactions"][0]["request"]["messages"][0]["content"] == SYSTEM  # inlined
+    assert out.count("\n") > 20  # laid out for people, not one compact line
+
+
+def test_gc_keeps_the_blobs_a_compressed_cassette_references(
+    openai_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("pyproject.toml").write_text("[tool.cassette]\ncassette_dir = 'cassettes'\ncompress = true\n")
+    _record(openai_client, "cassettes/c.json")
+    blobs = sorted(p for p in Path("cassettes/.blobs").rglob("*") if p.is_file())
+    assert blobs
+    assert main(["gc"]) == 0
+    assert sorted(p for p in Path("cassettes/.blobs").rglob("*") if p.is_file()) == blobs
+    with cassette.using("cassettes/c.json", mode="replay"):
+        _ask(openai_client, "Where is my parcel?")
+        _ask(openai_client, "Refund me")
+
+
+def test_drift_compares_a_compressed_rerecord_with_a_readable_cassette(openai_client: Any) -> None:
+    _record(openai_client, "c.json")
+    with cassette.using("c.json", mode="rerecord", compress=True):
+        _ask(openai_client, "Where is my parcel?")
+        _ask(openai_client, "Cancel my order")  # another request: drift, whatever the model answers
+    pending = Path("c.pending.json")
+    assert pending.read_bytes()[:2] == GZIP_MAGIC
+    report = [(d.category, d.seq, d.excerpt) for d in cassette.drift("c.json")]
+    assert report and all(d.cassette == "c.json" for d in cassette.drift("c.json"))
+    # the same re-recording written readable: the same drift
+    pending.write_bytes(gunzip(pending.read_bytes()))
+    assert pending.read_bytes()[:1] == b"{"
+    assert [(d.category, d.seq, d.excerpt) for d in cassette.drift("c.json")] == report

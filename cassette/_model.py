@@ -77,6 +77,9 @@ class Cassette:
         """Interaction ``i`` (a cassette opened for replay parses it here, when it is served)."""
         return self.interactions[i]
 
+    def release(self, i: int) -> None:
+        """Interaction ``i`` was served: a cassette opened for replay drops what it parsed for it."""
+
     def redacted_keys(self) -> dict[str, list[int]]:
         """Redacted match key -> the positions recorded with it, last first (see `redacted_key`)."""
         out: dict[str, list[int]] = {}

@@ -544,6 +544,7 @@ class Session:
         """Count recorded call ``pos`` as served (under the lock) and hand it back."""
         assert self.cassette is not None
         inter = self.cassette.item(pos)
+        self.cassette.release(pos)
         self._served.append(inter.seq)
         self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
         return inter

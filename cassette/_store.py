@@ -1234,6 +1234,11 @@ class _LazyCassette(Cassette):
             return super().response_holds_refs(i)
         return self._source.response_holds_refs(self._starts[i])
 
+    def release(self, i: int) -> None:
+        # a replay serves each call once: kept, every parsed response would stay alive to the end,
+        # and the collector would walk them all again and again (the floor's objects die at once)
+        self._items.pop(i, None)
+
     def item(self, i: int) -> Interaction:
         built = self.__dict__.get("interactions")
         if built is not None:

@@ -117,3 +117,31 @@ def test_a_provider_that_recognises_first_still_wins(registered: list[Any]) -> N
 )
 def test_holds_refs_never_misses_a_reference(value: Any, expected: bool) -> None:
     assert holds_refs(value) is expected
+
+
+def test_a_replay_does_not_keep_what_it_served_alive(openai_client: Any) -> None:
+    """Each served response dies with its call, as the bare SDK's does: kept, 1,000 replayed calls
+    would hold 1,000 parsed responses and the collector would walk them again and again."""
+    import gc
+
+    import cassette
+
+    questions = [f"question {i}: where is parcel {i}?" for i in range(60)]
+
+    def ask_all() -> None:
+        for q in questions:
+            openai_client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": q}]
+            )
+
+    with cassette.using("many.json", mode="record"):
+        ask_all()
+    with cassette.using("many.json", mode="replay"):
+        ask_all()  # warm: every import, cache and pool the calls use
+    with cassette.using("many.json", mode="replay"):
+        gc.collect()
+        before = len(gc.get_objects())
+        ask_all()
+        gc.collect()
+        grown = len(gc.get_objects()) - before
+    assert grown < 3 * len(questions), grown  # kept, each response would be ten objects or more

@@ -290,3 +290,22 @@ def test_verify_reports_a_missing_chain_node_once(
     code, _, err = run_cli(capsys, "verify", str(chain_cassette))
     assert code == 1
     assert err.count(node) == 1, err
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
+def test_accept_on_a_fifo_says_what_it_is_and_ls_lists_a_dangling_link(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import os
+
+    Path("tests/cassettes").mkdir(parents=True)
+    os.mkfifo("tests/cassettes/x.pending.json")
+    code, _, err = run_cli(capsys, "accept", "tests/cassettes/x.pending.json")
+    assert code == 2
+    assert "is a FIFO (named pipe), not a cassette file: nothing was accepted" in one_line_error(
+        err, "accept"
+    )
+    os.symlink("nowhere.json", "tests/cassettes/dangling.json")
+    code, out, err = run_cli(capsys, "ls", "tests/cassettes")
+    assert code == 1 and "Traceback" not in err  # listed as unreadable, not a crash
+    assert "dangling.json" in out and "UNREADABLE" in out and "x.pending.json" in out

@@ -35,6 +35,7 @@ def pending_for(path: Path) -> list[Path]:
         return [p for p in cassette_files(path, side_files=True) if p.name.endswith(PENDING_SUFFIX)]
     if path.name.endswith(PENDING_SUFFIX):
         if not path.is_file():
+            _not_a_file(path)
             raise CassetteError(
                 f"{path} does not exist. Run the test with CASSETTE_MODE=rerecord first.", path=path
             )
@@ -47,6 +48,21 @@ def pending_for(path: Path) -> list[Path]:
             path=path,
         )
     return [pending]
+
+
+def _not_a_file(path: Path) -> None:
+    """Raise for a path that exists but is no regular file (a FIFO, a socket, a directory...)."""
+    from cassette._store import file_kind
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # nothing there (or a dangling symlink): "does not exist"
+    raise CassetteError(
+        f"{path} is {file_kind(mode)}, not a cassette file: nothing was accepted. Remove it and "
+        "run the test with CASSETTE_MODE=rerecord again.",
+        path=path,
+    )
 
 
 def accept(pending: Path) -> Path:

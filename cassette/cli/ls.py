@@ -41,7 +41,11 @@ def listing(root: Path) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     stores: dict[Path, set[str]] = {}
     for path in cassette_files(root, side_files=True):
-        row: dict[str, Any] = {"path": str(path.relative_to(root)), "manifest_bytes": path.stat().st_size}
+        try:
+            size = path.stat().st_size
+        except OSError:  # a dangling symlink: read_manifest says what it is
+            size = 0
+        row: dict[str, Any] = {"path": str(path.relative_to(root)), "manifest_bytes": size}
         try:
             doc = read_manifest(path)
         except CassetteError as exc:

@@ -289,3 +289,42 @@ def test_drift_compares_a_compressed_rerecord_with_a_readable_cassette(openai_cl
     pending.write_bytes(gunzip(pending.read_bytes()))
     assert pending.read_bytes()[:1] == b"{"
     assert [(d.category, d.seq, d.excerpt) for d in cassette.drift("c.json")] == report
+
+
+# --- cassette compress: converting existing cassettes ------------------------------------------------
+
+
+def test_cassette_compress_converts_both_ways_and_back_to_the_same_bytes(
+    openai_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live = _record(openai_client, "c.json")
+    readable = Path("c.json").read_bytes()
+    code, out, _ = run_cli(capsys, "compress", "c.json", "--dry-run")
+    assert code == 0 and "would compress c.json" in out and Path("c.json").read_bytes() == readable
+    code, out, _ = run_cli(capsys, "compress", "c.json")
+    assert code == 0 and "compressed 1 cassette(s)" in out
+    assert Path("c.json").read_bytes()[:2] == GZIP_MAGIC
+    assert len(Path("c.json").read_bytes()) < len(readable)
+    with cassette.using("c.json", mode="replay"):
+        assert [
+            _ask(openai_client, q).choices[0].message.content for q in ("Where is my parcel?", "Refund me")
+        ] == live
+    code, out, _ = run_cli(capsys, "compress", "c.json")
+    assert code == 0 and "nothing to do" in out
+    code, out, _ = run_cli(capsys, "compress", "--readable", "c.json")
+    assert code == 0 and "made readable 1 cassette(s)" in out
+    assert Path("c.json").read_bytes() == readable  # the round trip loses nothing, not even layout
+
+
+def test_cassette_compress_reports_a_broken_file_and_converts_the_rest(
+    openai_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("pyproject.toml").write_text("[tool.cassette]\ncassette_dir = 'cassettes'\n")
+    _record(openai_client, "cassettes/good.json")
+    Path("cassettes/broken.json").write_text('{"interactions": [')
+    code, out, _ = run_cli(capsys, "compress")  # the configured cassette_dir
+    assert code == 1
+    assert "broken.json: not converted:" in out and "truncated" in out
+    assert "compressed 1 cassette(s)" in out and "1 could not be converted" in out
+    assert Path("cassettes/good.json").read_bytes()[:2] == GZIP_MAGIC
+    assert Path("cassettes/broken.json").read_text() == '{"interactions": ['  # left as it was

@@ -36,8 +36,8 @@ from typing import Any
 
 import orjson
 
-from cassette._errors import CassetteConfigError
-from cassette._store import GZIP_MAGIC, CompressedDataError, gunzip
+from cassette._errors import CassetteConfigError, CassetteError
+from cassette._store import GZIP_MAGIC, BlobStore, CompressedDataError, default_store_for, gunzip, salvage
 
 __all__ = [
     "Finding",
@@ -135,7 +135,7 @@ class Finding:
 
 # Bumped whenever what a scan finds changes without a rule changing (how text, JSON, $bytes or
 # binary content is read): the staged scan's cache keys on it as well as on the rules.
-SCAN_VERSION = 4
+SCAN_VERSION = 5
 
 
 def shannon_entropy(text: str) -> float:
@@ -810,8 +810,78 @@ def redact_stream(events: list[Any], rules: Sequence[SecretRule] | Scanner) -> l
     return events if new is None else new
 
 
+# A compressed file that does not expand whole: reported as a finding of its own, since the part
+# after the damage cannot be scanned (restoring the file from git or re-recording it clears it).
+DAMAGED_RULE = "damaged-compressed-file"
+
 # A stored finding without its file: (rule id, line, path, masked, fingerprint)
 _Row = tuple[str, int, str | None, str, str]
+# Reads a blob by its id: its bytes, or None when it is not to be had
+BlobReader = Callable[[str], bytes | None]
+
+
+class _Blobs:
+    """The blob reader of one scan, and whether a blob it was asked for was missing (the result then
+    depends on what the store holds, so the scanner does not cache it)."""
+
+    def __init__(self, read: BlobReader | None) -> None:
+        self.read = read
+        self.missing = False
+
+    def text(self, blob_id: str) -> str | None:
+        data = self.read(blob_id) if self.read is not None else None
+        if data is None:
+            self.missing = True
+            return None
+        try:
+            return data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return None
+
+
+def store_reader(cassette: str | os.PathLike[str]) -> BlobReader | None:
+    """A reader of the blobs a cassette on disk references, from the store a session on it would use
+    (and the nearest ``.blobs`` directory): None when no such file exists. Blobs are addressed by their
+    content and checked against their id, so any store that has one gives its bytes.
+
+    Example::
+
+        Scanner(default_rules(), blobs=store_reader("tests/cassettes/triage.json"))
+    """
+    path = Path(cassette)
+    try:
+        if not path.is_file():
+            return None
+        roots = [default_store_for(path)]
+    except (CassetteError, OSError, ValueError):
+        return None
+    try:
+        from cassette._config import load_config
+
+        config = load_config(path.parent)
+        if config.store:
+            roots.insert(0, config.store_path())
+        else:
+            try:
+                path.resolve().relative_to(config.cassette_root())
+                roots.insert(0, config.store_path())
+            except ValueError:
+                pass
+    except (CassetteError, OSError, ValueError):
+        pass  # a broken config: the nearest .blobs directory still serves
+    stores = [BlobStore(root) for root in dict.fromkeys(roots)]
+
+    def read(blob_id: str) -> bytes | None:
+        for store in stores:
+            try:
+                return store.get(blob_id)
+            except (CassetteError, OSError, ValueError):
+                continue
+        return None
+
+    return read
+
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*\Z")
 _CACHE_LIMIT = 100_000
 
@@ -829,9 +899,18 @@ class Scanner:
             print(finding)
     """
 
-    def __init__(self, rules: Iterable[SecretRule], allowlist: Iterable[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        rules: Iterable[SecretRule],
+        allowlist: Iterable[str] = frozenset(),
+        *,
+        blobs: BlobReader | None = None,
+    ) -> None:
         self._engine = _Engine(list(rules))
         self.allowlist = frozenset(allowlist)
+        # reads the blob a manifest references (see `scan`); None: the store of the file scanned
+        self.blobs = blobs
+        self.incomplete = False  # the last scan missed a blob it needed (its result is not cached)
         self._cache: dict[str, list[_Row]] = {}
 
     @property
@@ -845,6 +924,7 @@ class Scanner:
         *,
         content_id: str | None = None,
         as_json: bool | None = None,
+        blobs: BlobReader | None = None,
     ) -> list[Finding]:
         """Findings in one file's content, sorted by line, allow-listed ones dropped.
 
@@ -855,15 +935,23 @@ class Scanner:
         printable ASCII characters, as ``strings`` prints them, are scanned for
         key shapes (rules with a prefix).
 
+        A streamed response's events are joined to find a secret split over them; an event the
+        writer moved to the blob store (``{"$blob": id}``) is read with ``blobs`` (else the
+        scanner's ``blobs``, else :func:`store_reader` of ``file`` when it names a file on disk),
+        and left out when its blob is not to be had.
+
         Example::
 
             scanner.scan(b'{"key": "..."}', "c.json")
         """
         rows = self._cache.get(content_id) if content_id is not None else None
+        self.incomplete = False
         if rows is None:
             raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-            rows = self._scan_bytes(raw, as_json)
-            if content_id is not None:
+            reader = _Blobs(blobs or self.blobs or _lazy(lambda: store_reader(file)))
+            rows = self._scan_bytes(raw, as_json, reader)
+            self.incomplete = reader.missing  # a result that depends on what the store holds
+            if content_id is not None and not reader.missing:
                 if len(self._cache) >= _CACHE_LIMIT:
                     self._cache.clear()
                 self._cache[content_id] = rows
@@ -880,7 +968,10 @@ class Scanner:
 
             scanner.scan_file("tests/cassettes/triage.json")
         """
-        return self.scan(Path(path).read_bytes(), display if display is not None else os.fspath(path))
+        reader = self.blobs or _lazy(lambda: store_reader(path))
+        return self.scan(
+            Path(path).read_bytes(), display if display is not None else os.fspath(path), blobs=reader
+        )
 
     def redact(self, text: str) -> str:
         """:func:`redact_text` with this scanner's rules."""
@@ -888,43 +979,61 @@ class Scanner:
 
     # -- internals -----------------------------------------------------------
 
-    def _scan_bytes(self, raw: bytes, as_json: bool | None) -> list[_Row]:
+    def _scan_bytes(self, raw: bytes, as_json: bool | None, blobs: _Blobs | None = None) -> list[_Row]:
         if raw[:2] == GZIP_MAGIC:  # a compressed cassette (or any gzip file): its content is scanned
             try:
-                return self._scan_bytes(gunzip(raw), as_json)
-            except CompressedDataError:
-                pass  # damaged: its bytes as they are (verify names the damage)
+                return self._scan_bytes(gunzip(raw), as_json, blobs)
+            except CompressedDataError as exc:
+                # damaged: the key may be in what still inflates, and what does not cannot be
+                # vouched for, so the file itself is reported (as `cassette verify` refuses it)
+                inner = salvage(raw)
+                rows = self._scan_bytes(inner, as_json, blobs) if inner else []
+                damage = hashlib.sha256(raw).hexdigest()[:16]
+                return [
+                    *rows,
+                    (DAMAGED_RULE, 1, "", f"({exc}: not scanned whole)", f"{DAMAGED_RULE}:{damage}"),
+                ]
         if raw[:2] in _UTF16_BOMS or b"\x00" in raw[:_SAMPLE]:
             text = _utf16(raw)
             if text is not None:  # a file saved as UTF-16 (Windows tools): every other byte a NUL
-                return self._scan_bytes(text, as_json)
+                return self._scan_bytes(text, as_json, blobs)
         if b"\x00" in raw[:_SAMPLE]:
             if not _mostly_text(raw):
                 return self._scan_binary(raw)
             raw = raw.translate(_CONTROL_AS_SPACE)  # same length: lines and offsets stay
-        rows = self._scan_text(raw, as_json)
+        rows = self._scan_text(raw, as_json, blobs)
         decoded = _base64_file(raw)
         if decoded is not None:
             # one base64 string, a tool's bytes result moved to the blob store: its one line, decoded
             rows.extend((r, 1, path, m, fp) for r, _, path, m, fp in self._scan_bytes(decoded, None))
         return rows
 
-    def _scan_text(self, raw: bytes, as_json: bool | None) -> list[_Row]:
+    def _scan_text(self, raw: bytes, as_json: bool | None, blobs: _Blobs | None = None) -> list[_Row]:
         engine = self._engine
         cands: list[int] = []
         keyword_cands: list[int] = []
         cut = engine.cut_of(raw)
         raw_hits = engine.hits(raw, cands=cands, cut=cut, keyword_cands=keyword_cands)
+        if keyword_cands:  # the items of a YAML list after its first, which the key's name announces too
+            listed = _list_hits(engine, raw, keyword_cands, None)
+            if listed:
+                raw_hits = _resolve({*raw_hits, *listed})
         short = cut.text if cut is not None else raw  # everything but the middle of long base64 runs
         quiet = (
             not raw_hits
             and not _escape_may_hide(raw, cands, short)
             and b"$bytes" not in short
             and not _keyword_list(raw, keyword_cands)
+            and not _escaped_yaml_list(raw, keyword_cands)
         )
         # a cassette with a streamed response whose events carry deltas: a secret may be split over
-        # them (neither word is ever inside a long base64 run, so the cut text is searched)
-        streamed = as_json is not False and b'"events"' in short and b"delta" in short
+        # them (neither word is ever inside a long base64 run, so the cut text is searched); events
+        # the writer moved to the blob store (every one, when each carries logprobs) may be them
+        streamed = (
+            as_json is not False
+            and b'"events"' in short
+            and (b"delta" in short or (blobs is not None and b'"$blob"' in short))
+        )
         if quiet and not streamed:
             # A decoded string holds its literals as the raw text does, so with no raw hit
             # only a JSON escape can hide one: a literal written escaped (\u0067hp_...), or
@@ -949,7 +1058,7 @@ class Scanner:
         seen = {(r[0], r[1], r[3]) for r in rows}
         rows.extend(r for r in raw_rows if (r[0], r[1], r[3]) not in seen)
         if streamed and isinstance(doc, dict):
-            rows.extend(self._scan_streams(doc, raw, lines, {(r[0], r[4]) for r in rows}))
+            rows.extend(self._scan_streams(doc, raw, lines, {(r[0], r[4]) for r in rows}, blobs))
         rows.sort(key=lambda r: (r[1], r[2] or ""))
         return rows
 
@@ -999,8 +1108,14 @@ class Scanner:
         if not texts:
             return rows
         data, starts = _joined(texts)
+        keyword_cands: list[int] = []
+        hits = engine.hits(data, starts, keyword_cands=keyword_cands)
+        if keyword_cands:  # a string holding YAML: each item of a list a keyword names
+            listed = _list_hits(engine, data, keyword_cands, starts)
+            if listed:
+                hits = _resolve({*hits, *listed})
         after: dict[bytes, int] = {}
-        for i, s, e in engine.hits(data, starts):
+        for i, s, e in hits:
             secret = data[s:e]
             seg = bisect_right(starts, s) - 1
             # a secret decoded from base64 is not in the file: its line is the base64 value's
@@ -1013,11 +1128,17 @@ class Scanner:
         return rows
 
     def _scan_streams(
-        self, doc: dict[str, Any], raw: bytes, lines: _LineIndex, seen: set[tuple[str, str]]
+        self,
+        doc: dict[str, Any],
+        raw: bytes,
+        lines: _LineIndex,
+        seen: set[tuple[str, str]],
+        blobs: _Blobs | None = None,
     ) -> list[_Row]:
         """Secrets that a streamed response's deltas hold only together (see `_Stream`), each at the
         event and delta where it starts; one the other passes found (the same rule and secret) is
-        not reported twice."""
+        not reported twice. An event in the blob store (``{"$blob": id}``) is read with ``blobs``;
+        a secret starting in it is on the line of its reference."""
         interactions = doc.get("interactions")
         if type(interactions) is not list:
             return []
@@ -1028,6 +1149,9 @@ class Scanner:
             events = response.get("events") if type(response) is dict else None
             if type(events) is not list or len(events) < 2:
                 continue
+            stored: dict[int, str] = {}  # event index -> blob id, for an event read from the store
+            if blobs is not None:
+                events, stored = _stored_events(events, blobs)
             for pieces, data, starts, hits in _Stream(events).hits(self._engine):
                 for i, s, e in hits:
                     piece = pieces[bisect_right(starts, s) - 1]
@@ -1035,7 +1159,7 @@ class Scanner:
                     if (row[0], row[4]) in seen:
                         continue
                     seen.add((row[0], row[4]))
-                    event = events[piece.event]
+                    event = stored.get(piece.event) or events[piece.event]
                     offset = _locate(raw, event.encode("utf-8", "surrogatepass"), after.get(event, 0))
                     if offset >= 0:
                         after[event] = offset + 1
@@ -1048,6 +1172,38 @@ class Scanner:
         rule = self._engine.rules[i]
         text = secret.decode("utf-8", "replace")
         return (rule.id, line, path, mask(rule, text), fingerprint(rule.id, text))
+
+
+def _stored_events(events: list[Any], blobs: _Blobs) -> tuple[list[Any], dict[int, str]]:
+    """``events`` with each text blob reference (``{"$blob": id}``) replaced by the blob's text where
+    the blob can be read, and the index and id of each event so read."""
+    stored: dict[int, str] = {}
+    out = events
+    for n, event in enumerate(events):
+        if type(event) is not dict or len(event) != 1 or type(event.get("$blob")) is not str:
+            continue
+        text = blobs.text(event["$blob"])
+        if text is None:
+            continue
+        if out is events:
+            out = list(events)
+        out[n] = text
+        stored[n] = event["$blob"]
+    return out, stored
+
+
+def _lazy(make: Callable[[], BlobReader | None]) -> BlobReader:
+    """A blob reader made by ``make`` when first asked for a blob (finding the store costs a config
+    read, which only a manifest with a blob-stored stream event needs)."""
+    made: list[BlobReader | None] = []
+
+    def read(blob_id: str) -> bytes | None:
+        if not made:
+            made.append(make())
+        reader = made[0]
+        return reader(blob_id) if reader is not None else None
+
+    return read
 
 
 class _LineIndex:
@@ -1141,17 +1297,129 @@ def _base64_file(raw: bytes) -> bytes | None:
         return None  # the padding is not at the end
 
 
-# After a keyword, the rest of a JSON key (escaped or not, inside JSON inside JSON) and a list:
-# the raw text names the key only before the list's first item, the decoded pass before each.
-_KEY_BEFORE_LIST = re.compile(rb'[A-Za-z0-9_.-]{0,40}\\*"\s*:\s*\[')
+# After a keyword, the rest of a JSON key (escaped or not, inside JSON inside JSON) and a list or map:
+# the raw text names the key only before the first item, the decoded pass before each.
+_KEY_BEFORE_LIST = re.compile(rb'([A-Za-z0-9_.-]{0,40})\\*"\s*:\s*([\[{])')
+_KEY_CHARS = frozenset(string.ascii_letters.encode() + string.digits.encode() + b"_.-")
 
 
 def _keyword_list(raw: bytes, keyword_cands: list[int]) -> bool:
-    """Whether a keyword at one of ``keyword_cands`` is in a JSON key whose value is a list."""
+    """Whether a keyword at one of ``keyword_cands`` is in a JSON key whose value is a list, or a map
+    under a plural secret name (``"api_keys": {"prod": …}``)."""
     match = _KEY_BEFORE_LIST.match
     find = raw.find
-    # most keywords are in keys of numbers (`prompt_tokens`): a find rules them out cheaper than a match
-    return any(find(b"[", p, p + 64) >= 0 and match(raw, p) is not None for p in keyword_cands)
+    for p in keyword_cands:
+        # most keywords are in keys of numbers (`prompt_tokens`): a find rules them out cheaper than a match
+        if find(b"[", p, p + 64) < 0 and find(b"{", p, p + 64) < 0:
+            continue
+        m = match(raw, p)
+        if m is None:
+            continue
+        if m.group(2) == b"[":
+            return True
+        q = p
+        while q > 0 and p - q < 40 and raw[q - 1] in _KEY_CHARS:
+            q -= 1
+        if _plural_name((raw[q:p] + m.group(1)).decode("ascii")):
+            return True
+    return False
+
+
+# YAML block lists (`api_keys:` ending its line, then `- item` lines): the raw text names the key only
+# before the first item, so each item is scanned again as `key: item`.
+# After a keyword: the rest of a key that ends its line (quoted or not, a comment after it).
+_YAML_KEY_END = re.compile(rb"""([A-Za-z0-9_.-]{0,40})["']?[ \t]*:[ \t]*(?:#[^\r\n]*)?\r?\n""")
+# A line's text before the keyword: its indent (and a `- ` when the key opens a list item), a quote.
+_YAML_KEY_HEAD = re.compile(rb"""([ \t]*(?:-[ \t]+)?)["']?([A-Za-z0-9_.-]{0,40})\Z""")
+# ... and the same inside a JSON string, newlines escaped (`"api_keys:\n  - …"`), for the raw text's test.
+_ESCAPED_YAML_LIST = re.compile(
+    rb"""[A-Za-z0-9_.-]{0,40}\\*["']?[ \t]*:[ \t]*(?:\\+r)?\\+n(?:[ \t]|\\+t)*-[ \t]"""
+)
+_YAML_MAX_ITEMS = 1000
+
+
+def _escaped_yaml_list(raw: bytes, keyword_cands: list[int]) -> bool:
+    """Whether a keyword at one of ``keyword_cands`` names a YAML list inside a JSON string."""
+    match = _ESCAPED_YAML_LIST.match
+    return any(raw.find(b"\\", p, p + 64) >= 0 and match(raw, p) is not None for p in keyword_cands)
+
+
+def _yaml_items(data: bytes, p: int, lo: int, hi: int) -> tuple[bytes, list[tuple[int, int]]] | None:
+    """The key whose name holds the keyword at ``p`` and the (start, end) of each item of the YAML
+    block list it names, within ``data[lo:hi]``; None when the key names no such list."""
+    m = _YAML_KEY_END.match(data, p, hi)
+    if m is None:
+        return None
+    ls = data.rfind(b"\n", lo, p) + 1 or lo
+    head = _YAML_KEY_HEAD.search(data, ls, p)
+    if head is None:
+        return None
+    name = head.group(2) + m.group(1)
+    # a key after other text (`Keys: api_keys:`, a JSON string's first line) has no known column
+    column = len(head.group(1)) if head.start() == ls else 0
+    items: list[tuple[int, int]] = []
+    item_column = -1
+    pos = m.end()
+    while pos < hi and len(items) < _YAML_MAX_ITEMS:
+        eol = data.find(b"\n", pos, hi)
+        if eol < 0:
+            eol = hi
+        line = data[pos:eol].rstrip(b"\r")
+        body = line.lstrip(b" \t")
+        indent = len(line) - len(body)
+        if not body or body[:1] == b"#" or indent > item_column >= 0:
+            pos = eol + 1  # a blank line, a comment, or inside an item
+            continue
+        if body[:2] not in (b"- ", b"-\t") or indent < column or (item_column >= 0 and indent != item_column):
+            break  # the list is over (or there was none)
+        item_column = indent
+        start, end = pos + indent + 1, pos + len(line)
+        while start < end and data[start] in b" \t":
+            start += 1
+        items.append((start, end))
+        pos = eol + 1
+    return (name, items) if len(items) > 1 else None
+
+
+def _list_hits(
+    engine: _Engine, data: bytes, keyword_cands: list[int], starts: list[int] | None
+) -> list[_Hit]:
+    """Secrets in the items of the YAML block lists named by a keyword at one of ``keyword_cands``
+    (offsets in ``data``), each item scanned as ``key: item``; with ``starts``, a list never runs
+    from one segment into the next."""
+    segments: list[bytes] = []
+    origins: list[int] = []  # where each segment's item starts in data
+    heads: list[int] = []  # the length of each segment's `key: `
+    done: set[int] = set()
+    for p in sorted(set(keyword_cands)):
+        if starts is None:
+            lo, hi = 0, len(data)
+        else:
+            seg = bisect_right(starts, p) - 1
+            lo = starts[seg]
+            hi = starts[seg + 1] - 1 if seg + 1 < len(starts) else len(data)
+        found = _yaml_items(data, p, lo, hi)
+        if found is None:
+            continue
+        name, items = found
+        for s, e in items:
+            if s in done:
+                continue
+            done.add(s)
+            segments.append(name + b": " + data[s:e])
+            origins.append(s)
+            heads.append(len(name) + 2)
+    if not segments:
+        return []
+    text = b"\n".join(segments)
+    seg_starts = [0, *accumulate(len(x) + 1 for x in segments)][:-1]
+    out: list[_Hit] = []
+    for i, s, e in engine.hits(text, seg_starts):
+        j = bisect_right(seg_starts, s) - 1
+        at = s - seg_starts[j] - heads[j]
+        if at >= 0:
+            out.append((i, origins[j] + at, origins[j] + at + e - s))
+    return out
 
 
 # A JSON escape that spells a printable ASCII character (\/ or \u0041): a literal
@@ -1248,6 +1516,7 @@ def _collect(
     key: str | None,
     out: _Texts,
     only: _Only | None,
+    plural: bool = False,
 ) -> None:
     """Every string under ``node`` in document order, each with its key as context.
 
@@ -1255,12 +1524,16 @@ def _collect(
     strings whose raw form holds a literal, or its key holds a keyword: no
     other string can have a finding. A tool's bytes result (``{"$bytes":
     base64}``) is always taken, decoded: its literals are not in the raw text.
+    ``plural``: ``node`` is a map under a plural secret name ``key``
+    (``"api_keys": {"prod": …}``, see :func:`_plural_name`): its strings take
+    that name as context, as a list's items take the list's, for the redactor
+    holds each of them a secret.
     """
     items: Iterable[tuple[str | int, Any]] = node.items() if isinstance(node, dict) else enumerate(node)
     for k, v in items:
         t = type(v)
         if t is str:
-            ctx = k if isinstance(k, str) else key
+            ctx = k if isinstance(k, str) and not plural else key
             if only is not None and not (len(v) in only.sizes and v in only.strings):
                 if ctx is None:
                     continue
@@ -1282,8 +1555,30 @@ def _collect(
             out.paths.append(sub)
         elif t is dict and len(v) == 1 and type(v.get("$bytes")) is str:
             _collect_bytes(v, (*path, k), k if isinstance(k, str) else key, out)
-        elif t is dict or t is list:
+        elif t is dict:
+            if isinstance(k, str):
+                _collect(v, (*path, k), k, out, only, "$bytes" not in v and _plural_name(k))
+            else:
+                _collect(v, (*path, k), key, out, only)
+        elif t is list:
             _collect(v, (*path, k), k if isinstance(k, str) else key, out, only)
+
+
+_PLURALS: dict[str, bool] = {}
+
+
+def _plural_name(name: str) -> bool:
+    """Whether a map's key is the plural of a secret's name (``api_keys``, ``passwords``): each plain
+    value in the map is then a secret, as the redactor (``_secret_plural``) holds it."""
+    got = _PLURALS.get(name)
+    if got is None:
+        from cassette.plugins.redact_default import _secret_plural
+
+        got = _secret_plural(name.lower())
+        if len(_PLURALS) > 10_000:
+            _PLURALS.clear()
+        _PLURALS[name] = got
+    return got
 
 
 def _is_bytes(node: dict[str, Any]) -> bool:

@@ -252,6 +252,56 @@ def gunzip(data: bytes, limit: int = MAX_INFLATED_BYTES) -> bytes:
     return out
 
 
+def salvage(data: bytes, limit: int = MAX_INFLATED_BYTES) -> bytes:
+    """As much of a damaged gzip stream as inflates, for the secret scan: a file that does not
+    expand whole may still hold a key in what does (cut short, a bad CRC, bytes after its end,
+    several members). Whatever follows the last member that could be read is kept as it is.
+
+    Example::
+
+        salvage(gzip_bytes(b"key=...")[:-8]) == b"key=..."  # the trailer cut off
+    """
+    out: list[bytes] = []
+    rest = data
+    while rest[:2] == GZIP_MAGIC and sum(map(len, out)) <= limit:
+        room = limit + 1 - sum(map(len, out))
+        try:
+            inflated, rest = _member(rest, room, 4096)
+        except zlib.error:  # damaged: again a byte at a time, to keep all that precedes the damage
+            try:
+                inflated, rest = _member(rest, room, 1, out)
+            except zlib.error:
+                return b"".join(out)
+        out.append(inflated)
+        if rest is None:
+            return b"".join(out)  # cut short
+    out.append(rest)
+    return b"".join(out)[: limit + 1]
+
+
+def _member(data: bytes, room: int, step: int, keep: list[bytes] | None = None) -> tuple[bytes, Any]:
+    """Inflate the gzip member at the start of ``data``, ``step`` bytes at a time: (what it holds,
+    the bytes after it, or None when it is cut short). With ``keep``, what inflates before a
+    `zlib.error` is appended to it first."""
+    inflate = zlib.decompressobj(wbits=31)
+    pieces: list[bytes] = []
+    at = size = 0
+    try:
+        while at < len(data) and not inflate.eof and size < room:
+            pending = data[at : at + step]
+            at += len(pending)
+            while pending and not inflate.eof and size < room:
+                piece = inflate.decompress(pending, room - size)
+                pieces.append(piece)
+                size += len(piece)
+                pending = inflate.unconsumed_tail
+    except zlib.error:
+        if keep is not None:
+            keep.append(b"".join(pieces))
+        raise
+    return b"".join(pieces), (inflate.unused_data + data[at:]) if inflate.eof else None
+
+
 def expand(data: bytes, path: Path) -> bytes:
     """A manifest's JSON bytes: ``data`` itself, or what it expands to when it is compressed.
 
@@ -942,7 +992,7 @@ def _foreign_error(path: Path, data: bytes, doc: Any = None) -> CassetteShapeErr
     if doc is None:
         if data[:2] == b"\x1f\x8b":
             what, command = (
-                "a gzip-compressed file that holds no JSON (langchain stores vcrpy cassettes as .yaml.gz)",
+                "a gzip-compressed file (langchain stores vcrpy cassettes as .yaml.gz)",
                 "vcr",
             )
         elif _YAML_OR_TOML_HEAD.match(data.removeprefix(b"\xef\xbb\xbf")):
@@ -978,7 +1028,6 @@ def parse_manifest(data: bytes, path: Path, store: Path | None = None) -> Casset
 
 
 def _parse_manifest(data: bytes, path: Path, store: Path | None) -> Cassette:
-    compressed = is_compressed(data)
     data = expand(data, path)
     if not data.strip():
         raise TruncatedCassetteError(
@@ -987,7 +1036,7 @@ def _parse_manifest(data: bytes, path: Path, store: Path | None) -> Cassette:
     try:
         doc = loads(data)
     except (ValueError, RecursionError) as exc:
-        foreign = _foreign_error(path, data) or (_foreign_error(path, GZIP_MAGIC) if compressed else None)
+        foreign = _foreign_error(path, data)
         if foreign is not None:
             raise foreign from None
         text = str(exc)

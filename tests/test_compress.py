@@ -328,3 +328,64 @@ def test_cassette_compress_reports_a_broken_file_and_converts_the_rest(
     assert "compressed 1 cassette(s)" in out and "1 could not be converted" in out
     assert Path("cassettes/good.json").read_bytes()[:2] == GZIP_MAGIC
     assert Path("cassettes/broken.json").read_text() == '{"interactions": ['  # left as it was
+
+
+@pytest.mark.parametrize("damage", ["trailer cut", "bytes after it", "a second member", "bad crc"])
+def test_the_scan_finds_a_key_in_a_damaged_compressed_cassette(
+    openai_client: Any, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    _record(openai_client, "c.json", compress=True)
+    _plant_key("c.json")
+    data = bytearray(Path("c.json").read_bytes())
+    if damage == "trailer cut":
+        data = data[:-8]
+    elif damage == "bytes after it":
+        data += b"\x00garbage"
+    elif damage == "a second member":
+        data += gzip_bytes(b"{}")
+    else:
+        data[-8] ^= 0xFF
+    Path("c.json").write_bytes(bytes(data))
+    with pytest.raises(CorruptCassetteError):  # the file itself is refused...
+        load_cassette("c.json")
+    assert main(["scan", "c.json"]) == 1  # ...and the key in what still inflates is found
+    out = capsys.readouterr().out
+    assert "openai-api-key" in out and OPENAI_KEY not in out
+    assert "damaged-compressed-file" in out and "restore it from git" in out
+
+
+@pytest.mark.parametrize("damage", ["cut in half", "header only", "flipped byte"])
+def test_the_scan_reports_a_compressed_cassette_it_cannot_read_whole(
+    openai_client: Any, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    _record(openai_client, "c.json", compress=True)
+    _plant_key("c.json")  # perhaps in the part that is lost: the file itself must not pass
+    data = bytearray(Path("c.json").read_bytes())
+    if damage == "cut in half":
+        data = data[: len(data) // 2]
+    elif damage == "header only":
+        data = data[:10]
+    else:
+        data[len(data) // 2] ^= 0xFF
+    Path("c.json").write_bytes(bytes(data))
+    assert main(["scan", "c.json", "--format", "json"]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert "damaged-compressed-file" in {f["rule"] for f in found}
+    assert all(OPENAI_KEY not in json.dumps(f) for f in found)
+
+
+@pytest.mark.parametrize(
+    ("inner", "error", "reason"),
+    [
+        (b'{"interactions": [{"key": "', TruncatedCassetteError, "truncated"),
+        (b"\xff\xfe\x00binary", CorruptCassetteError, "not UTF-8"),
+        (b"[1, 2", TruncatedCassetteError, "truncated"),
+    ],
+)
+def test_a_compressed_file_holding_no_manifest_gets_the_error_of_its_content(
+    inner: bytes, error: type[Exception], reason: str
+) -> None:
+    Path("c.json").write_bytes(gzip_bytes(inner))
+    with pytest.raises(error, match=reason) as caught:
+        load_cassette("c.json")
+    assert "cassette import" not in str(caught.value)  # not mistaken for another tool's file

@@ -183,7 +183,7 @@ def test_a_key_in_a_large_bytes_result_is_found_in_its_blob_by_the_staged_scan(
 ) -> None:
     key = f"sk-proj-{rs(58)}T3BlbkFJ{rs(58)}"
     payloads = {
-        "shot.png": _png((b"tEXt", b"Comment\x00staging key " + key.encode())),
+        "shot.png": _png((b"tEXt", b"Comment\x00staging key " + key.encode() + b"\n")),
         "run.log": ("tool output line\n" * 100 + f"OPENAI_API_KEY={key}\n").encode(),
     }
     for name, data in payloads.items():
@@ -279,3 +279,261 @@ def test_a_hex_bearer_token_is_found_while_the_same_hex_as_a_digest_is_not(lengt
     digests = {"etag": token, "commit": token, "refresh_token_sha": token, "note": f"sha {token}"}
     assert SCANNER.scan(orjson.dumps(digests), "c.json") == []
     assert SCANNER.scan(f"token={token}\n", ".env") == []
+
+
+# -- a map under a plural secret name: each plain value is a secret, as the redactor holds it --------------
+
+
+def _manifest(response: dict[str, object]) -> dict[str, object]:
+    request = {"method": "POST", "url": "https://api.example.com/v1/run", "body": {"q": "hi"}}
+    return {"version": 1, "interactions": [{"kind": "http", "request": request, "response": response}]}
+
+
+@pytest.mark.parametrize("name", ["api_keys", "passwords", "secret_keys", "access_tokens", "dbPasswords"])
+def test_each_value_of_a_map_under_a_plural_secret_name_is_a_finding(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    values = {"prod": rs(24), "staging": "short", "dev": rs(32, ALNUM + "_-")}
+    usage = {"prompt_tokens": 12, "completion_tokens_details": {"reasoning_tokens": 0}}
+    path = Path("c.json")
+    path.write_text(json.dumps(_manifest({"usage": usage, "body": {name: values}}), indent=2) + "\n")
+    code, found = _scan_cli(str(path), capsys=capsys)
+    assert code == 1
+    assert [(f["rule"], f["path"], f["line"]) for f in found] == [
+        ("generic-secret", f"interactions[0].response.body.{name}.{env}", _line_of(path, values[env]))
+        for env in ("prod", "dev")
+    ]
+    assert [f["fingerprint"] for f in found] == [
+        fingerprint("generic-secret", values[env]) for env in ("prod", "dev")
+    ]
+    # the rule a value under the singular name gets, the redactor agreeing on which are secrets
+    single = name[:-1]
+    (one,) = SCANNER.scan(orjson.dumps({single: values["prod"]}), "one.json")
+    assert (one.rule, one.fingerprint) == (found[0]["rule"], found[0]["fingerprint"])
+    from cassette.plugins.redact_default import cassette_redact
+
+    doc = {"body": {name: dict(values)}}
+    cassette_redact(doc, "http", "response")
+    assert set(doc["body"][name].values()) == {"<redacted>"}
+
+
+def test_a_plural_map_inside_a_tool_call_s_arguments_and_a_list_still_found() -> None:
+    keys = [rs(28), rs(28)]
+    args = json.dumps({"api_keys": {"eu": keys[0], "us": keys[1]}})
+    call = {"function": {"name": "deploy", "arguments": args}}
+    doc = {"choices": [{"message": {"tool_calls": [call]}}], "passwords": keys}
+    found = SCANNER.scan(json.dumps(doc, indent=2), "c.json")
+    assert sorted((f.path or "", f.fingerprint) for f in found) == sorted(
+        [
+            (
+                "choices[0].message.tool_calls[0].function.arguments.api_keys.eu",
+                fingerprint("generic-secret", keys[0]),
+            ),
+            (
+                "choices[0].message.tool_calls[0].function.arguments.api_keys.us",
+                fingerprint("generic-secret", keys[1]),
+            ),
+            ("passwords[0]", fingerprint("generic-secret", keys[0])),
+            ("passwords[1]", fingerprint("generic-secret", keys[1])),
+        ]
+    )
+
+
+def test_maps_that_are_not_plural_secret_names_or_hold_ids_are_not_findings() -> None:
+    ids = {
+        "a": "chatcmpl-" + rs(29),
+        "b": "3f2b8c1e-9a4d-4e7b-8c2a-1d5e6f7a8b9c",
+        "c": "".join(RNG.choice(HEX) for _ in range(64)),
+        "d": "".join(RNG.choice(HEX) for _ in range(40)),
+    }
+    word = rs(24)
+    doc = {
+        "api_keys": ids,  # ids, UUIDs and digests under a secret name are still not secrets
+        "secrets": {"db": word},  # bare `secrets` as often names secrets as it holds them
+        "tokens": {"first": word},  # a tokenizer's output: `token` alone is no secret's name
+        "usage": {"completion_tokens_details": {"reasoning_tokens": 0, "note": word}},
+        "api_keys_count": {"prod": word},
+        "embeddings": {"passages": base64.b64encode(RNG.randbytes(6000)).decode()},
+    }
+    assert SCANNER.scan(json.dumps(doc, indent=2), "c.json") == []
+
+
+# -- a YAML block list: every item, not only the first -------------------------------------------------------
+
+
+def test_each_item_of_a_yaml_list_under_a_keyword_key_is_found_on_its_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    keys = [rs(24), rs(30, ALNUM + "_-"), rs(40)]
+    text = (
+        "service: billing\n"
+        "credentials:\n"
+        "  api_keys:\n"
+        "    - short\n"  # the first item is no secret: the raw rule never reaches the others
+        f"    - {keys[0]}\n"
+        "    # rotated weekly\n"
+        "\n"
+        f"    - '{keys[1]}'\n"
+        f'    - "{keys[2]}"\n'
+        "  region: eu-west-1\n"
+        "ids:\n"
+        f"  - {rs(40)}\n"  # another list, not under a keyword key
+    )
+    path = Path("deploy.yaml")
+    path.write_text(text)
+    code, found = _scan_cli(str(path), capsys=capsys)
+    assert code == 1
+    assert [(f["rule"], f["line"]) for f in found] == [("generic-secret", n) for n in (5, 8, 9)]
+    assert [f["fingerprint"] for f in found] == [fingerprint("generic-secret", k) for k in keys]
+    assert not any(k in json.dumps(found) for k in keys)
+
+
+def test_a_yaml_list_in_a_tool_output_inside_a_cassette_is_found_item_by_item() -> None:
+    keys = [rs(24), rs(24)]
+    output = f"$ cat config.yaml\ndb:\n  passwords:\n  - {keys[0]}\n  - {keys[1]}\n  pool: 5\n"
+    raw = json.dumps(_manifest({"result": output}), indent=2)
+    found = SCANNER.scan(raw, "c.json")
+    assert [(f.rule, f.path) for f in found] == [("generic-secret", "interactions[0].response.result")] * 2
+    assert [f.fingerprint for f in found] == [fingerprint("generic-secret", k) for k in keys]
+    assert {f.line for f in found} == {raw[: raw.index("$ cat")].count("\n") + 1}
+
+
+def test_yaml_lists_of_ids_words_and_numbers_are_not_findings() -> None:
+    text = (
+        "tokens:\n  - Hello\n  - ' world'\n"
+        "x-ratelimit-remaining-tokens:\n  - '149984'\n  - 2025-01-01T00:00:00Z\n"
+        "api_keys:\n"
+        f"  - chatcmpl-{rs(29)}\n  - 3f2b8c1e-9a4d-4e7b-8c2a-1d5e6f7a8b9c\n"
+        f"  - {''.join(RNG.choice(HEX) for _ in range(64))}\n"
+        "  - ${OPENAI_API_KEY}\n  - process.env.OPENAI_API_KEY\n"
+        "secret_refs:\n  - name: db\n    key: password\n  - name: api\n    key: token\n"
+    )
+    assert SCANNER.scan(text, "c.yaml") == []
+
+
+def test_a_yaml_list_in_a_staged_file_is_found_item_by_item(capsys: pytest.CaptureFixture[str]) -> None:
+    keys = [rs(24), rs(24)]
+    _git("init", "-q", ".")
+    Path("pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
+    Path("ci.yml").write_text(f"env:\n  access_tokens:\n  - tiny\n  - {keys[0]}\n  - {keys[1]}\n")
+    _git("add", "-A")
+    code, found = _scan_cli("--staged", capsys=capsys)
+    assert code == 1
+    assert [(f["file"], f["line"], f["fingerprint"]) for f in found] == [
+        ("ci.yml", 4, fingerprint("generic-secret", keys[0])),
+        ("ci.yml", 5, fingerprint("generic-secret", keys[1])),
+    ]
+
+
+# -- a streamed response with an event in the blob store: the join reads it ----------------------------------
+
+
+def _chunk(content: str, logprobs: bool = False) -> str:
+    choice: dict[str, object] = {"index": 0, "delta": {"content": content}, "finish_reason": None}
+    if logprobs:  # per-token log probabilities: what makes one event large
+        top = [{"token": rs(6), "logprob": -RNG.random(), "bytes": None} for _ in range(12)]
+        choice["logprobs"] = {"content": [{"token": "x", "logprob": -0.01, "top_logprobs": top}]}
+    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    return "data: " + json.dumps(chunk)
+
+
+def _streamed_cassette(key: str, start_in_blob: bool = False) -> tuple[Path, Path]:
+    """A cassette whose streamed response carries ``key`` in three deltas, the middle one (or, with
+    ``start_in_blob``, the first) an event large enough for the writer to move to the blob store."""
+    from cassette._store import dehydrate
+
+    cut = (12, 24) if not start_in_blob else (8, 20)
+    text = f"Stored {key} for you." if not start_in_blob else f"{key} for you."
+    pieces = [text[: cut[0]], text[cut[0] : cut[1]], text[cut[1] :]]
+    big = 0 if start_in_blob else 1
+    events = [_chunk(p, logprobs=n == big) for n, p in enumerate(pieces)] + ["data: [DONE]"]
+    assert len(events[big].encode()) >= 512 and all(
+        len(e.encode()) < 512 for n, e in enumerate(events) if n != big
+    )
+    manifest = Path("tests/cassettes/stream.json")
+    store = BlobStore(manifest.parent / ".blobs")
+    response = dehydrate({"status": 200, "events": events}, store, 512, chains=False)
+    assert isinstance(response, dict)
+    ref = response["events"][big]
+    assert set(ref) == {"$blob"}  # the writer's reference
+    manifest.write_text(json.dumps(_manifest(response), indent=2) + "\n")
+    assert key[4:12] not in manifest.read_text()
+    return manifest, store.path_for(ref["$blob"])
+
+
+def test_a_key_split_around_a_blob_stored_event_is_found(capsys: pytest.CaptureFixture[str]) -> None:
+    key = f"ghp_{rs(36)}"
+    Path("pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
+    manifest, blob = _streamed_cassette(key)
+    want = [
+        (
+            "github-token",
+            "interactions[0].response.events[0].choices[0].delta.content",
+            _line_of(manifest, '\\"content\\": \\"Stored ghp_'),
+            fingerprint("github-token", key),
+        )
+    ]
+    got = [(f.rule, f.path, f.line, f.fingerprint) for f in Scanner(default_rules()).scan_file(manifest)]
+    assert got == want
+    code, found = _scan_cli(str(manifest), capsys=capsys)
+    assert code == 1
+    assert [(f["rule"], f["path"], f["line"], f["fingerprint"]) for f in found] == want
+    # a reader given to the scanner serves where the file is not on disk
+    data = manifest.read_bytes()
+    reader = BlobStore(blob.parent.parent).get
+    assert [f.fingerprint for f in Scanner(default_rules(), blobs=reader).scan(data, "elsewhere.json")] == [
+        want[0][3]
+    ]
+    assert Scanner(default_rules()).scan(data, "elsewhere.json") == []  # no store: only pieces
+    # the blob gone: the pieces around it do not make the key, and nothing breaks
+    blob.unlink()
+    assert Scanner(default_rules()).scan_file(manifest) == []
+
+
+def test_a_key_starting_in_a_blob_stored_event_is_on_the_line_of_its_reference() -> None:
+    key = f"ghp_{rs(36)}"
+    manifest, blob = _streamed_cassette(key, start_in_blob=True)
+    (finding,) = Scanner(default_rules()).scan_file(manifest)
+    assert finding.path == "interactions[0].response.events[0].choices[0].delta.content"
+    assert finding.line == _line_of(manifest, blob.parent.name + blob.name)
+    assert finding.fingerprint == fingerprint("github-token", key)
+
+
+def test_the_staged_scan_joins_a_blob_stored_event(capsys: pytest.CaptureFixture[str]) -> None:
+    key = f"ghp_{rs(36)}"
+    _git("init", "-q", ".")
+    Path("pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
+    manifest, _ = _streamed_cassette(key)
+    _git("add", "-A")
+    code, found = _scan_cli("--staged", capsys=capsys)
+    assert code == 1
+    assert [(f["file"], f["rule"], f["path"], f["fingerprint"]) for f in found] == [
+        (
+            str(manifest),
+            "github-token",
+            "interactions[0].response.events[0].choices[0].delta.content",
+            fingerprint("github-token", key),
+        )
+    ]
+
+
+def test_a_key_split_over_events_that_are_all_in_the_blob_store_is_found() -> None:
+    # log probabilities on every chunk: each event is large, the manifest holds references only
+    from cassette._store import dehydrate
+
+    key = f"ghp_{rs(36)}"
+    text = f"Your token is {key}, keep it."
+    events = [_chunk(text[i : i + 10], logprobs=True) for i in range(0, len(text), 10)]
+    manifest = Path("logprobs.json")
+    store = BlobStore(Path(".blobs"))
+    response = dehydrate({"status": 200, "events": events}, store, 512, chains=False)
+    assert isinstance(response, dict) and all(set(e) == {"$blob"} for e in response["events"])
+    manifest.write_text(json.dumps(_manifest(response), indent=2) + "\n")
+    assert b"delta" not in manifest.read_bytes()
+    (finding,) = Scanner(default_rules()).scan_file(manifest)
+    assert (finding.rule, finding.path) == (
+        "github-token",
+        "interactions[0].response.events[1].choices[0].delta.content",
+    )
+    assert finding.line == _line_of(manifest, response["events"][1]["$blob"])
+    assert finding.fingerprint == fingerprint("github-token", key)

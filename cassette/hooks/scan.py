@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from cassette._secrets import SCAN_VERSION, Finding, Scanner, SecretRule
+from cassette._secrets import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
 from cassette._store import _BLOB_ID, BLOB_DIR_NAME, atomic_write, git_blob_id, loads
 
 CACHE_NAME = "cassette-scan-cache"
@@ -122,19 +122,22 @@ def default_scanner(start: str | os.PathLike[str] | None = None) -> tuple[Scanne
 class _Run:
     """One scan: a scanner, its disk cache, and the allow-list applied on the way out."""
 
-    def __init__(self, scanner: Scanner, allow: frozenset[str], cache: ScanCache | None) -> None:
+    def __init__(
+        self, scanner: Scanner, allow: frozenset[str], cache: ScanCache | None, blobs: Any = None
+    ) -> None:
         self.scanner = scanner
         self.allow = allow
         self.cache = cache
+        self.blobs = blobs  # reads a streamed event the writer moved to the blob store
 
     def scan(self, data: bytes | Callable[[], bytes], file: str, blob_id: str | None = None) -> list[Finding]:
         """Findings in ``data`` (bytes, or a function reading them only on a cache miss)."""
         rows = self.cache.get(blob_id) if self.cache is not None and blob_id else None
         if rows is None:
             raw = data() if callable(data) else data
-            found = self.scanner.scan(raw, file, content_id=blob_id)
+            found = self.scanner.scan(raw, file, content_id=blob_id, blobs=self.blobs)
             rows = [(f.rule, f.line, f.path, f.masked, f.fingerprint) for f in found]
-            if self.cache is not None and blob_id:
+            if self.cache is not None and blob_id and not self.scanner.incomplete:
                 self.cache.put(blob_id, rows)
         return [
             Finding(r, file, line, path, masked, fp)
@@ -193,7 +196,12 @@ def scan_staged(
     cache = (
         ScanCache(Path(repo.controldir()) / CACHE_NAME, rules_version(scanner.rules)) if use_cache else None
     )
-    run = _Run(scanner, frozenset(allow or ()), cache)
+    from cassette.hooks._snapshot import git_blob_reader
+
+    # a streamed event moved to the blob store is read from git's objects (what is staged or
+    # committed), else from the store on disk
+    blobs = git_blob_reader(repo, (config.store_path(),))
+    run = _Run(scanner, frozenset(allow or ()), cache, blobs)
     # the cassette directory, and a blob store configured elsewhere (`[tool.cassette] store`): its
     # payloads are not under a `.blobs/` folder, yet they hold what the cassettes' requests and
     # responses held
@@ -364,5 +372,11 @@ def render_text(found: list[Reported], *, staged: bool) -> str:
         + " Remove each secret (re-record with redaction, or edit the file) and `git add` again. "
         "If a finding is not a secret, add its fingerprint to [tool.cassette] secrets_allow "
         "in pyproject.toml."
+        + (
+            " A damaged compressed cassette cannot be scanned whole: restore it from git "
+            "(git checkout -- <file>) or re-record it."
+            if any(r.finding.rule == DAMAGED_RULE for r in found)
+            else ""
+        )
     )
     return "\n".join(lines)

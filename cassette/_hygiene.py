@@ -21,6 +21,7 @@ from cassette._store import (
     TMP_SUFFIX,
     BlobStore,
     default_store_for,
+    expand,
     load_cassette,
     loads,
     parse_manifest,
@@ -235,6 +236,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
     except OSError:
         load_cassette(path)  # raises the specific not-found / is-a-directory / not-regular error
         raise
+    data = expand(data, path)  # a compressed cassette: expanded once, for both reads below
     parse_manifest(data, path)
     doc = loads(data)
     assert isinstance(doc, dict)

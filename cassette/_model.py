@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 KINDS = ("llm", "tool", "http")
 
@@ -32,9 +34,13 @@ class HttpRequest:
 
     @property
     def path(self) -> str:
-        from urllib.parse import urlsplit
+        return _url_path(self.url)
 
-        return urlsplit(self.url).path
+
+@lru_cache(maxsize=256)
+def _url_path(url: str) -> str:
+    """The path of ``url``: an agent calls the same few endpoints, and splitting a URL is slow."""
+    return urlsplit(url).path
 
 
 @dataclass
@@ -89,11 +95,14 @@ class Cassette:
                 out.setdefault(key, []).append(pos)
         return out
 
-    def response_holds_refs(self, i: int) -> bool:
-        """Whether interaction ``i``'s response may hold blob references (must be hydrated to be read)."""
+    def served_refs(self, i: int, verified: dict[str, int]) -> tuple[bool, bool]:
+        """What serving interaction ``i`` must still do: whether every blob reference in its request
+        is one `check_refs` has checked already (recorded in ``verified``), so the request need not
+        be checked again; and whether its response may hold blob references, so it must be
+        hydrated to be read. Either answer may err the safe way (False, True)."""
         from cassette._store import holds_refs
 
-        return holds_refs(self.item(i).response)
+        return False, holds_refs(self.item(i).response)
 
     def hydrate(self, value: Any) -> Any:
         """Replace blob references in ``value`` by their content (read from the store)."""

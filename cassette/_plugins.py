@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import re
 import sys
@@ -189,9 +188,9 @@ def redacted_key(request: dict[str, Any]) -> str:
     hashes the real secret). Redacting both sides and hashing them with the placeholders
     made alike lets such a request find its recording.
     """
-    from cassette._store import canonical_json
+    from cassette._store import canonical_json, sha256_hex
 
-    return hashlib.sha256(_PLACEHOLDER.sub(b"<redacted>", canonical_json(request))).hexdigest()
+    return sha256_hex(_PLACEHOLDER.sub(b"<redacted>", canonical_json(request)))
 
 
 _WHOLE_PLACEHOLDER = re.compile(_PLACEHOLDER.pattern.decode())  # the same placeholders, in text

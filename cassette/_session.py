@@ -487,9 +487,11 @@ class Session:
         assert self.cassette is not None
         # a missing or tampered blob fails here, not silently; a history shared with earlier calls
         # is not checked again (only the new nodes of a chain are read)
-        check_refs(inter.request, self.cassette, self._verified, self._blobs)
+        checked, holds = self.cassette.served_refs(pos, self._verified)
+        if not checked:
+            check_refs(inter.request, self.cassette, self._verified, self._blobs)
         response = inter.response
-        if copy or self.cassette.response_holds_refs(pos):
+        if copy or holds:
             response = self.cassette.hydrate(response)
             if not isinstance(response, dict):  # the response itself was a blob reference
                 raise CassetteShapeError(
@@ -502,6 +504,8 @@ class Session:
         if tokens:
             with self._lock:
                 self._tokens_saved += tokens
+        if response is inter.response:
+            return inter
         return Interaction(inter.seq, inter.kind, inter.key, inter.request, response, inter.extra)
 
     def _serve_redacted(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:

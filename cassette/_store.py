@@ -173,9 +173,28 @@ def loads(data: bytes | memoryview) -> Any:
         return json.loads(bytes(data))
 
 
+try:  # CPython's own SHA-256 (3.11: _sha256, 3.12 on: _sha2), absent from builds without it
+    from _sha256 import sha256 as _builtin_sha256  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - another Python
+    try:
+        from _sha2 import sha256 as _builtin_sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:
+        _builtin_sha256 = hashlib.sha256
+# Below this many bytes a key is hashed by CPython's own SHA-256: OpenSSL 3 fetches its implementation
+# on every new hash (a provider lookup under a lock), which between an SDK's calls, with its tables
+# out of the CPU's caches, costs more than hashing a request of a few KB; above it OpenSSL's
+# vectorised hash wins. The digest is the same either way.
+_SMALL_HASH = 8192
+
+
+def sha256_hex(data: bytes) -> str:
+    """The hex SHA-256 of ``data``, by whichever implementation is faster for its size."""
+    return (_builtin_sha256 if len(data) <= _SMALL_HASH else hashlib.sha256)(data).hexdigest()
+
+
 def request_key(request: Any) -> str:
     """The match key: sha256 of the canonical JSON of a normalised, un-redacted request."""
-    return hashlib.sha256(canonical_json(request)).hexdigest()
+    return sha256_hex(canonical_json(request))
 
 
 # --- atomic files ---------------------------------------------------------------------------------
@@ -941,6 +960,25 @@ def check_refs(
     done.update(new)
 
 
+def _ref_known(data: bytes, at: int, stop: int, verified: dict[str, int], cache: dict[str, Any]) -> bool:
+    """Whether the blob reference whose ``"$blob"`` key is written at ``data[at:]`` (before ``stop``,
+    in valid JSON) is one `check_refs` has checked with everything below it, by the same rules
+    (False: let it check)."""
+    if data[at - 1] != 0x7B:  # not written on one line: the key must still open its object
+        brace = data.rfind(b"{", max(at - 256, 0), at)
+        if brace < 0 or not data[brace + 1 : at].isspace():
+            return False
+    found = _MANIFEST_REF.match(data, at, stop)
+    if found is None:
+        return False
+    blob_id, is_json, chain = found.group(1).decode("ascii"), found.group(2), found.group(3)
+    if chain is not None:
+        return verified.get(blob_id) == int(chain)  # a checked chain ending at this node, as long
+    if is_json is not None:
+        return bool(verified.get(blob_id))  # -1: a JSON blob; n > 0: a chain node, JSON too
+    return blob_id in verified or blob_id in cache
+
+
 def holds_refs(value: Any) -> bool:
     """Whether hydrating ``value`` could change it: it may hold a blob reference or ``$literal``.
 
@@ -1151,10 +1189,23 @@ _LAZY_FIELD = b'\n      "'  # an interaction's own field starts a line at this i
 _LAZY_RESPONSE = _LAZY_FIELD + b'response": '
 _KEY_PREFIX_AT, _KEY_AT, _KIND_AT = slice(0, 7), slice(7, 71), slice(71, 109)  # in one interaction's head
 _HEAD_LEN = 109
+_SEP_LEN = len(_LAZY_SEP)
+
+
+# A blob reference as the manifest writes it (on one line or expanded), from its "$blob" key on: a
+# text blob, a JSON blob, or a chain's last node.
+_MANIFEST_REF = re.compile(
+    rb'"\$blob":\s*"([0-9a-f]{40,64})"(?:,\s*"\$json":\s*(true)(?:,\s*"\$chain":\s*([1-9][0-9]{0,8}))?)?\s*\}'
+)
 
 
 class _LazySource:
-    """A manifest's bytes, shared by its lazy interactions, and where its last interaction ends."""
+    """A manifest's bytes, shared by its lazy interactions, and where its last interaction ends.
+
+    An interaction is known by where its fields start (``at``, just after its '{"') and end
+    (``end``, the newline before its '}'): the next one's start less the separator, or the
+    end of the list for the last one.
+    """
 
     __slots__ = ("data", "end", "path")
 
@@ -1163,46 +1214,50 @@ class _LazySource:
         self.end = end
         self.path = path
 
-    def fields_end(self, at: int) -> int:
-        """Where the fields of the interaction starting at ``at`` end (the newline before its '}')."""
-        end = self.data.find(_LAZY_SEP, at, self.end)
-        return self.end if end < 0 else end
-
-    def seq(self, at: int) -> int | None:
+    def seq(self, at: int, end: int) -> int | None:
         """The ``seq`` of the interaction at ``at`` read from its own line, or None (then parse it)."""
-        end = self.fields_end(at)
         seq_at = self.data.rfind(_LAZY_SEQ, at, end)
         text = self.data[seq_at + len(_LAZY_SEQ) : end]  # the last field, on its own line
         return int(text) if seq_at >= 0 and text.isdigit() and len(text) <= 18 else None
 
-    def parse(self, at: int, i: int, key: str, kind: str, seq: int | None = None) -> Interaction:
-        """Interaction ``i`` (fields from ``at``), checked against the key and kind the scan read."""
+    def parse(self, at: int, end: int, i: int, key: str, kind: str, seq: int | None = None) -> Interaction:
+        """Interaction ``i``, checked against the key and kind the scan read."""
         # the object itself, braces included: '{\n      "' before `at`, '\n    }' after its fields
-        parsed = _parse_lazy(memoryview(self.data)[at - 9 : self.fields_end(at) + 6], i, self.path)
+        parsed = _parse_lazy(memoryview(self.data)[at - 9 : end + 6], i, self.path)
         if (parsed.kind, parsed.key) != (kind, key) or (seq is not None and parsed.seq != seq):
             # the scan and the parser read different values: a field given twice (hand-edited)
             raise _shape_error(self.path, f"interactions[{i}] gives `seq`, `kind` or `key` twice")
         return parsed
 
-    def response_holds_refs(self, at: int) -> bool:
-        """`holds_refs` of the response of the interaction at ``at``, read from its text (no re-encoding).
+    def served_refs(
+        self, at: int, end: int, verified: dict[str, int], cache: dict[str, Any]
+    ) -> tuple[bool, bool]:
+        """`Cassette.served_refs` for the interaction at ``at``, read from its text (nothing re-encoded).
 
-        Its fields sit one per line at this indent, so the response's text runs from its own
-        line to the next field's; a blob reference or ``$literal`` in it is a key ``"$blob"`` /
-        ``"$literal"`` (a string merely holding those words is written escaped, ``\\"$blob\\"``).
-        Text holding a ``\\u`` escape could spell either key otherwise: hydration then decides.
+        Its fields sit one per line at this indent: the request's text runs from the head to
+        the response's line, the response's from there on. A blob reference or ``$literal`` is
+        a key ``"$blob"`` / ``"$literal"`` (a string merely holding those words is written
+        escaped, ``\\"$blob\\"``): every ``$`` is looked at, found at C speed. Text holding a
+        ``\\u`` escape could spell either key otherwise, so it is left to the full check; so is a
+        request whose reference comes after the response's line (a field given twice).
         """
-        data, end = self.data, self.fields_end(at)
-        start = data.find(_LAZY_RESPONSE, at, end)
-        if start < 0:
-            return True  # not where this layout puts it: let hydration decide
-        stop = data.find(_LAZY_FIELD, start + len(_LAZY_RESPONSE), end)
-        stop = end if stop < 0 else stop
-        return (
-            data.find(b'"$blob"', start, stop) >= 0
-            or data.find(b'"$literal"', start, stop) >= 0
-            or data.find(b"\\u", start, stop) >= 0  # a key may be written escaped ("\u0024blob")
-        )
+        data, find = self.data, self.data.find
+        response = find(_LAZY_RESPONSE, at + _HEAD_LEN, end)
+        escape = find(b"\\", at, end)  # one byte: found at C speed; most interactions have none
+        if response < 0 or (escape >= 0 and find(b"\\u", escape, end) >= 0):
+            return False, True  # not where this layout puts it, or a key may be written escaped
+        checked, holds = True, False
+        dollar = find(b"$", at, end)
+        while dollar >= 0:
+            if data[dollar - 1] == 0x22 and data.startswith(b'$blob"', dollar):  # a "$blob" key
+                if dollar > response:  # the response's own (hydrated, which checks it), or a
+                    checked, holds = False, True  # request given again after it: the full check
+                elif checked:
+                    checked = _ref_known(data, dollar - 1, response, verified, cache)
+            elif data[dollar - 1] == 0x22 and data.startswith(b'$literal"', dollar):
+                return False, True
+            dollar = find(b"$", dollar + 1, end)
+        return checked, holds
 
 
 class _LazyInteraction(Interaction):
@@ -1214,11 +1269,12 @@ class _LazyInteraction(Interaction):
     would, when it is used.
     """
 
-    def __init__(self, key: str, kind: str, source: _LazySource, at: int, i: int) -> None:
+    def __init__(self, key: str, kind: str, source: _LazySource, at: int, end: int, i: int) -> None:
         self.key = key
         self.kind = kind
         self._source = source
         self._at = at
+        self._end = end
         self._i = i
 
     def __getattr__(self, name: str) -> Any:
@@ -1226,11 +1282,11 @@ class _LazyInteraction(Interaction):
             raise AttributeError(name)
         source, at = self._source, self._at
         if name == "seq":
-            seq = source.seq(at)
+            seq = source.seq(at, self._end)
             if seq is not None:
                 self.seq = seq
                 return seq
-        parsed = source.parse(at, self._i, self.key, self.kind, self.__dict__.get("seq"))
+        parsed = source.parse(at, self._end, self._i, self.key, self.kind, self.__dict__.get("seq"))
         self.__dict__.update(
             seq=parsed.seq, request=parsed.request, response=parsed.response, extra=parsed.extra
         )
@@ -1264,7 +1320,7 @@ class _LazyCassette(Cassette):
             raise AttributeError(name)
         source, items = self._source, self._items
         built = [
-            items.get(i) or _LazyInteraction(key, kind, source, at, i)
+            items.get(i) or _LazyInteraction(key, kind, source, at, self._end(i), i)
             for i, (key, kind, at) in enumerate(zip(self._keys, self._kinds, self._starts, strict=True))
         ]
         self.interactions = built
@@ -1278,10 +1334,15 @@ class _LazyCassette(Cassette):
             return {}  # no request of this cassette held a secret: nothing to parse
         return super().redacted_keys()
 
-    def response_holds_refs(self, i: int) -> bool:
+    def served_refs(self, i: int, verified: dict[str, int]) -> tuple[bool, bool]:
         if "interactions" in self.__dict__:
-            return super().response_holds_refs(i)
-        return self._source.response_holds_refs(self._starts[i])
+            return super().served_refs(i, verified)
+        return self._source.served_refs(self._starts[i], self._end(i), verified, self.blob_cache)
+
+    def _end(self, i: int) -> int:
+        """Where interaction ``i``'s fields end: where the separator before the next one starts."""
+        starts = self._starts
+        return starts[i + 1] - _SEP_LEN if i + 1 < len(starts) else self._source.end
 
     def release(self, i: int) -> None:
         # a replay serves each call once: kept, every parsed response would stay alive to the end,
@@ -1294,7 +1355,7 @@ class _LazyCassette(Cassette):
             return built[i]
         inter = self._items.get(i)
         if inter is None:
-            inter = self._source.parse(self._starts[i], i, self._keys[i], self._kinds[i])
+            inter = self._source.parse(self._starts[i], self._end(i), i, self._keys[i], self._kinds[i])
             self._items[i] = inter
         return inter
 
@@ -1303,7 +1364,10 @@ def _parse_lazy(text: memoryview, i: int, path: Path) -> Interaction:
     paused = gc.isenabled()
     gc.disable()  # no cycles are built (see parse_manifest)
     try:
-        item = loads(text)
+        try:
+            item = orjson.loads(text)  # the manifest was expanded whole when opened: plain JSON here
+        except orjson.JSONDecodeError:
+            item = loads(text)  # integers beyond 64 bits, or the error
     except (ValueError, RecursionError) as exc:
         raise CorruptCassetteError(
             f"{path}: interactions[{i}] is not valid JSON ({exc}). "

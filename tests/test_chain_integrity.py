@@ -274,3 +274,33 @@ def test_symlinks_that_stay_inside_the_store_are_still_followed(tmp_path: Path) 
         assert store.get(inside) == b"inside"
         with pytest.raises(cassette.TamperedBlobError, match="outside the store"):
             store.get(outside)
+
+
+# --- what a replay skips checking was checked before ------------------------------------------------
+
+
+def test_a_request_replay_does_not_check_again_is_one_check_refs_would_pass_unread(
+    conversation: Conversation,
+) -> None:
+    """Serving reads a request's references from the manifest's text and skips `check_refs` only
+    when each is a blob it already checked, by `check_refs`' own rules (a chain as long as declared)."""
+    from cassette._store import check_refs, holds_refs, load_cassette
+
+    lazy = load_cassette(conversation.path, lazy=True)
+    full = load_cassette(conversation.path)
+    verified: dict[str, int] = {}
+    skipped = []
+    for pos in (0, 1, 2, 2, 1, 0):  # each call served again once every chain was checked
+        checked, holds = lazy.served_refs(pos, verified)
+        assert holds is holds_refs(full.interactions[pos].response)
+        before = dict(verified)
+        check_refs(full.interactions[pos].request, full, verified)
+        if checked:
+            assert verified == before  # nothing it would have checked was new
+        skipped.append(checked)
+    assert skipped == [False, False, False, True, True, True]
+
+    head = conversation.doc()["interactions"][1]["request"]["messages"]["$blob"]
+    assert lazy.served_refs(1, {**verified, head: 5})[0] is False  # checked as a chain of another length
+    assert lazy.served_refs(1, {**verified, head: -1})[0] is False  # checked as a plain JSON blob only
+    assert lazy.served_refs(1, {})[0] is False

@@ -224,3 +224,13 @@ def test_chained_history_replays_and_a_broken_chain_is_a_clear_error(devserver: 
     broken = cassette.load_cassette(CASSETTE)
     with pytest.raises(cassette.TamperedBlobError, match="longer than the 3 items"):
         broken.hydrate(broken.interactions[-1].request)
+
+
+@pytest.mark.parametrize("size", [0, 1, 700, 8192, 8193, 100_000])
+def test_sha256_hex_is_sha256_whatever_the_size(size: int) -> None:
+    import hashlib
+
+    from cassette._store import sha256_hex
+
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    assert sha256_hex(data) == hashlib.sha256(data).hexdigest()

@@ -352,7 +352,7 @@ def test_the_response_text_check_never_misses_a_reference(devserver: DevServer) 
 
     flags = [holds_refs(i.response) for i in full.interactions]
     assert flags == [False, True, False]  # the long answer went to a blob
-    assert [lazy.response_holds_refs(i) for i in range(3)] == flags
+    assert [lazy.served_refs(i, {})[1] for i in range(3)] == flags
     with cassette.using(path, mode="replay"):
         assert [_echo("short"), _echo("long " * 2000), _echo("x" * 3)] == recorded
 
@@ -368,3 +368,80 @@ def test_a_response_that_merely_mentions_blob_comes_back_as_recorded() -> None:
         live = _quote('the key "$blob" and "$literal" are ours')
     with cassette.using(path, mode="replay"):
         assert _quote('the key "$blob" and "$literal" are ours') == live
+
+
+_ID = "ab" * 20
+
+
+def _one_call(tmp_path: Path, request: dict[str, Any], response: dict[str, Any]) -> Path:
+    from cassette._store import manifest_json
+
+    item = {"key": "0" * 64, "kind": "llm", "request": request, "response": response, "seq": 0}
+    path = tmp_path / "one.json"
+    path.write_bytes(manifest_json({"interactions": [item], "version": 1}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("request_", "verified", "cached", "checked"),
+    [
+        ({"m": {"$blob": _ID, "$json": True}}, {_ID: -1}, False, True),
+        ({"m": {"$blob": _ID, "$json": True}}, {}, False, False),
+        ({"m": {"$blob": _ID, "$json": True}}, {_ID: 0}, False, False),  # checked as text, not parsed
+        ({"m": {"$blob": _ID}}, {_ID: 0}, False, True),
+        ({"m": {"$blob": _ID}}, {}, True, True),  # read for hydration already
+        ({"m": {"$blob": _ID}}, {}, False, False),
+        ({"m": {"$blob": _ID, "$json": True, "$chain": 3}}, {_ID: 3}, False, True),
+        ({"m": {"$blob": _ID, "$json": True, "$chain": 3}}, {_ID: 2}, False, False),
+        ({"m": {"$blob": _ID, "$json": True, "$chain": 3}}, {_ID: -1}, False, False),
+        ({"m": [{"$blob": _ID, "$json": True}, {"$blob": "cd" * 20}]}, {_ID: -1}, False, False),
+        ({"m": {"$blob": _ID, "$json": True, "extra": 1}}, {_ID: -1}, False, False),  # check_refs refuses it
+        ({"m": "costs $5, not $blob"}, {}, False, True),
+        ({"m": "$blob"}, {}, False, False),  # a string that only looks like the key: the full check decides
+    ],
+)
+def test_the_request_text_check_skips_only_what_check_refs_passed(
+    tmp_path: Path, request_: dict[str, Any], verified: dict[str, int], cached: bool, checked: bool
+) -> None:
+    lazy = load_cassette(_one_call(tmp_path, request_, {"status": 200, "json": {"ok": True}}), lazy=True)
+    if cached:
+        lazy.blob_cache[_ID] = (False, "text", 4)
+    assert lazy.served_refs(0, verified) == (checked, False)
+
+
+@pytest.mark.parametrize(
+    ("request_", "response", "expected"),
+    [
+        ({"m": {"$literal": {"$blob": _ID}}}, {"json": {}}, (False, True)),  # user data, not a ref
+        ({"m": "bell \u0007"}, {"json": {}}, (False, True)),  # written \\u0007: a key could be escaped
+        ({"m": 1}, {"json": {"$literal": {"$blob": 1}}}, (False, True)),
+        ({"m": 1}, {"events": [{"$blob": _ID}]}, (False, True)),  # hydrated; the request checked in full
+        ({"m": 1}, {"json": {"price": "$5"}}, (True, False)),
+    ],
+)
+def test_what_the_text_check_cannot_vouch_for_goes_to_the_full_check(
+    tmp_path: Path, request_: dict[str, Any], response: dict[str, Any], expected: tuple[bool, bool]
+) -> None:
+    lazy = load_cassette(_one_call(tmp_path, request_, response), lazy=True)
+    assert lazy.served_refs(0, {_ID: -1}) == expected
+
+
+def test_a_response_given_twice_is_checked_as_the_parser_reads_it(tmp_path: Path) -> None:
+    """JSON keeps the last of a field given twice: the text check looks at that one too."""
+    path = _one_call(tmp_path, {"m": 1}, {"json": {"plain": True}})
+    text = path.read_text()
+    second = '      "response": {"json": {"x": {"$blob": "' + _ID + '", "$json": true}}},\n      "seq": 0'
+    path.write_text(text.replace('      "seq": 0', second))
+    lazy = load_cassette(path, lazy=True)
+    assert lazy.item(0).response == {"json": {"x": {"$blob": _ID, "$json": True}}}
+    assert lazy.served_refs(0, {}) == (False, True)
+
+
+def test_a_request_given_again_after_the_response_is_checked_in_full(tmp_path: Path) -> None:
+    path = _one_call(tmp_path, {"m": 1}, {"json": {"plain": True}})
+    text = path.read_text()
+    again = '      "request": {"m": {"$blob": "' + _ID + '", "$json": true}},\n      "seq": 0'
+    path.write_text(text.replace('      "seq": 0', again))
+    lazy = load_cassette(path, lazy=True)
+    assert lazy.item(0).request == {"m": {"$blob": _ID, "$json": True}}  # the parser keeps the last
+    assert lazy.served_refs(0, {})[0] is False

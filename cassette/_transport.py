@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import cache
+from operator import itemgetter
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -37,9 +38,45 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
+class _WireRequest(HttpRequest):
+    """An `HttpRequest` read off an httpx request, its headers decoded only when a plugin asks for all.
+
+    The SDKs send ~20 headers with every call and the built-in providers look at one or
+    two: `header` reads the wire's bytes directly, and ``headers`` is built on first use.
+    """
+
+    def __init__(self, method: str, url: str, raw: list[tuple[bytes, bytes]], body: bytes) -> None:
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "url", url)
+        object.__setattr__(self, "body", body)
+        object.__setattr__(self, "_raw", raw)
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "headers":
+            raise AttributeError(name)
+        headers = tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in self._raw])
+        object.__setattr__(self, "headers", headers)
+        return headers
+
+    def header(self, name: str) -> str | None:
+        try:
+            want = name.lower().encode("latin-1")
+        except UnicodeEncodeError:  # no header on the wire has such a name
+            return None
+        names = self.__dict__.get("_names")
+        if names is None:  # every name, lower-cased, each on its own line: one search says "absent"
+            names = b"\n" + b"\n".join(map(itemgetter(0), self._raw)).lower() + b"\n"
+            object.__setattr__(self, "_names", names)
+        if b"\n" + want + b"\n" not in names:
+            return None
+        for k, v in self._raw:
+            if k.lower() == want:
+                return v.decode("latin-1")
+        return None
+
+
 def _raw_request(request: Any, body: bytes) -> HttpRequest:
-    headers = tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in request.headers.raw])
-    return HttpRequest(str(request.method), str(request.url), headers, body)
+    return _WireRequest(str(request.method), str(request.url), request.headers.raw, body)
 
 
 def _kept_headers(headers: Any) -> dict[str, Any]:
@@ -82,7 +119,8 @@ def _layout_writer(layout: str) -> Callable[[Any], bytes]:
     end = b"\n" if "newline" in flags else b""
     if base == "indent2" and not {"ascii", "py"} & set(flags):
         # OpenAI's own layout: orjson writes it 40x faster than the json module's Python indenter
-        return lambda value: orjson.dumps(value, option=orjson.OPT_INDENT_2) + end
+        option = orjson.OPT_INDENT_2 | (orjson.OPT_APPEND_NEWLINE if end else 0)
+        return lambda value: orjson.dumps(value, option=option)
     encoder = json.JSONEncoder(
         ensure_ascii="ascii" in flags,
         indent=int(indent.group(1)) if indent else None,
@@ -167,10 +205,15 @@ def body_bytes(record: dict[str, Any]) -> bytes:
 def _headers_list(record: dict[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for k, v in (record.get("headers") or {}).items():
-        if str(k).lower() in _DROP_RESPONSE_HEADERS:  # the body is stored decoded: wire encodings are moot
+        if type(k) is not str:
+            k = str(k)
+        if k.lower() in _DROP_RESPONSE_HEADERS:  # the body is stored decoded: wire encodings are moot
+            continue
+        if type(v) is str:
+            out.append((k, v))
             continue
         for item in v if isinstance(v, list) else [v]:
-            out.append((str(k), str(item)))
+            out.append((k, str(item)))
     return out
 
 
@@ -379,14 +422,22 @@ def _classes(lib: str) -> dict[str, type]:
             for chunk in self._chunks:
                 yield chunk
 
-    def replayed(record: dict[str, Any], request: Any, where: Any = None, seq: Any = None) -> Any:
+    def replayed(
+        record: dict[str, Any], request: Any, raw: HttpRequest, where: Any = None, seq: Any = None
+    ) -> Any:
         try:
-            # anthropic retries after any wait it is told; openai gives up past two minutes
-            limit = None if request.headers.get("anthropic-version") else _MAX_WAIT
+            # anthropic retries after any wait it is told; openai gives up past two minutes (asked
+            # only of a status the SDKs retry: the header is looked for among the request's ~20)
+            status = record.get("status") if isinstance(record, dict) else None
+            retried = type(status) is int and (status in _RETRYABLE or status >= 500)
+            limit = None if retried and raw.header("anthropic-version") else _MAX_WAIT
             status, headers, chunks, body = replay_parts(record, wait_limit=limit)
             if chunks is not None:
                 return mod.Response(status, headers=headers, stream=ReplayStream(chunks), request=request)
-            return mod.Response(status, headers=headers, content=body, request=request)
+            # as a network transport hands it over: a stream the client reads, with its length;
+            # ``content=`` would read it through the decoders here and let the client read it again
+            headers.append(("Content-Length", str(len(body))))
+            return mod.Response(status, headers=headers, stream=mod.ByteStream(body), request=request)
         except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
             # an edited or corrupted record must fail as a cassette error, never as a stray TypeError
             where = where.absolute() if hasattr(where, "absolute") else where
@@ -397,11 +448,12 @@ def _classes(lib: str) -> dict[str, type]:
             ) from None
 
     def start(session: Session, request: Any, body: bytes) -> tuple[Any, Slot | None]:
-        kind, normalized = normalize_http(_raw_request(request, body))
+        raw = _raw_request(request, body)
+        kind, normalized = normalize_http(raw)
         if session.replaying:
             try:
                 served = session.serve(kind, normalized, copy=False)
-                return replayed(served.response, request, session.path, served.seq), None
+                return replayed(served.response, request, raw, session.path, served.seq), None
             except CassetteError as error:  # a miss, a missing blob, a record of the wrong shape
                 raise _sdk_proof(error) from None
         return None, session.begin(kind, normalized)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from functools import lru_cache
 from typing import Any
 
 from cassette._model import HttpRequest
@@ -40,15 +41,25 @@ _ENDPOINT = re.compile("/(" + "|".join(re.escape(suffix) for suffix in _ENDPOINT
 _MODEL_IN_PATH = re.compile(r"/(?:openai/deployments|engines)/([^/]+)/")
 
 
+@lru_cache(maxsize=256)
+def _route(path: str) -> tuple[str, str | None] | None:
+    """The endpoint a request path names, and the model its path names (Azure), or None."""
+    path = path.rstrip("/")
+    found = _ENDPOINT.search(path)
+    if found is None:
+        return None
+    in_path = _MODEL_IN_PATH.search(path)
+    return _ENDPOINTS[found.group(1)], urllib.parse.unquote(in_path.group(1)) if in_path else None
+
+
 @hookimpl
 def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     if request.method != "POST":
         return None
-    path = request.path.rstrip("/")
-    found = _ENDPOINT.search(path)
-    if found is None:
+    route = _route(request.path)
+    if route is None:
         return None
-    endpoint = _ENDPOINTS[found.group(1)]
+    endpoint, model_in_path = route
     if request.header("anthropic-version") is not None:
         return None
     body = json_body(request)
@@ -58,9 +69,8 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     if not isinstance(body, dict):
         return None
     normalized = llm_request("openai", endpoint, body, NOISE)
-    in_path = _MODEL_IN_PATH.search(path)
-    if in_path:
-        normalized.setdefault("model", urllib.parse.unquote(in_path.group(1)))
+    if model_in_path is not None:
+        normalized.setdefault("model", model_in_path)
     return normalized
 
 

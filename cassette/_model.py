@@ -86,6 +86,12 @@ class Cassette:
     def release(self, i: int) -> None:
         """Interaction ``i`` was served: a cassette opened for replay drops what it parsed for it."""
 
+    def take(self, i: int) -> Interaction:
+        """Interaction ``i``, being served: `item` then `release`."""
+        inter = self.item(i)
+        self.release(i)
+        return inter
+
     def redacted_keys(self) -> dict[str, list[int]]:
         """Redacted match key -> the positions recorded with it, last first (see `redacted_key`)."""
         out: dict[str, list[int]] = {}

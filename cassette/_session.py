@@ -547,8 +547,7 @@ class Session:
     def _book(self, kind: str, pos: int) -> Interaction:
         """Count recorded call ``pos`` as served (under the lock) and hand it back."""
         assert self.cassette is not None
-        inter = self.cassette.item(pos)
-        self.cassette.release(pos)
+        inter = self.cassette.take(pos)
         self._served.append(inter.seq)
         self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
         return inter

@@ -15,6 +15,7 @@ import secrets
 import stat
 import struct
 import zlib
+from functools import cached_property
 from itertools import repeat
 from operator import getitem
 from pathlib import Path
@@ -1311,19 +1312,18 @@ class _LazyCassette(Cassette):
         starts: list[int],
     ) -> None:
         super().__init__(path=path, store=store)
-        del self.interactions  # built by __getattr__ when first asked for
+        del self.interactions  # built when first asked for
         self._source, self._keys, self._kinds, self._starts = source, keys, kinds, starts
         self._items: dict[int, Interaction] = {}
 
-    def __getattr__(self, name: str) -> Any:
-        if name != "interactions":
-            raise AttributeError(name)
+    # a property, not __getattr__: a class with __getattr__ slows every attribute read of its instances
+    @cached_property
+    def interactions(self) -> list[Interaction]:  # type: ignore[override]
         source, items = self._source, self._items
         built = [
             items.get(i) or _LazyInteraction(key, kind, source, at, self._end(i), i)
             for i, (key, kind, at) in enumerate(zip(self._keys, self._kinds, self._starts, strict=True))
         ]
-        self.interactions = built
         return built
 
     def match_keys(self) -> list[str]:
@@ -1348,6 +1348,16 @@ class _LazyCassette(Cassette):
         # a replay serves each call once: kept, every parsed response would stay alive to the end,
         # and the collector would walk them all again and again (the floor's objects die at once)
         self._items.pop(i, None)
+
+    def take(self, i: int) -> Interaction:
+        built = self.__dict__.get("interactions")
+        if built is not None:
+            self._items.pop(i, None)
+            return built[i]
+        inter = self._items.pop(i, None)
+        if inter is None:  # parsed for serving only: not kept
+            inter = self._source.parse(self._starts[i], self._end(i), i, self._keys[i], self._kinds[i])
+        return inter
 
     def item(self, i: int) -> Interaction:
         built = self.__dict__.get("interactions")

@@ -13,7 +13,7 @@ import json
 import re
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from functools import cache
+from functools import cache, cached_property
 from operator import itemgetter
 from types import ModuleType
 from typing import Any, TypeVar
@@ -45,18 +45,14 @@ class _WireRequest(HttpRequest):
     two: `header` reads the wire's bytes directly, and ``headers`` is built on first use.
     """
 
-    def __init__(self, method: str, url: str, raw: list[tuple[bytes, bytes]], body: bytes) -> None:
-        object.__setattr__(self, "method", method)
-        object.__setattr__(self, "url", url)
-        object.__setattr__(self, "body", body)
-        object.__setattr__(self, "_raw", raw)
+    _raw: list[tuple[bytes, bytes]]  # the wire's (name, value) pairs
 
-    def __getattr__(self, name: str) -> Any:
-        if name != "headers":
-            raise AttributeError(name)
-        headers = tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in self._raw])
-        object.__setattr__(self, "headers", headers)
-        return headers
+    def __init__(self, method: str, url: str, raw: list[tuple[bytes, bytes]], body: bytes) -> None:
+        self.__dict__.update(method=method, url=url, body=body, _raw=raw)  # frozen: no __setattr__
+
+    @cached_property  # not __getattr__: a class with one slows every attribute read of its instances
+    def headers(self) -> tuple[tuple[str, str], ...]:  # type: ignore[override]
+        return tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in self._raw])
 
     def header(self, name: str) -> str | None:
         try:
@@ -483,10 +479,11 @@ def _classes(lib: str) -> dict[str, type]:
         content_type = response.headers.get("content-type", "")
         head = {"status": response.status_code, "headers": _kept_headers(response.headers)}
         slot.finish_later(lambda: {**head, **body_record(content_type, body)})
+        # a stream the client reads (and times: ``elapsed``), as the network transport's was
         return mod.Response(
             response.status_code,
-            headers=live_headers(response),
-            content=body,
+            headers=[*live_headers(response), ("Content-Length", str(len(body)))],
+            stream=mod.ByteStream(body),
             request=request,
             extensions=response.extensions,
         )

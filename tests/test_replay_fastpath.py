@@ -145,3 +145,79 @@ def test_a_replay_does_not_keep_what_it_served_alive(openai_client: Any) -> None
         gc.collect()
         grown = len(gc.get_objects()) - before
     assert grown < 3 * len(questions), grown  # kept, each response would be ten objects or more
+
+
+def test_a_request_off_the_wire_reads_as_a_plain_one() -> None:
+    """The seam decodes a request's headers only when a plugin asks for them all; what a plugin
+    reads is what the plain `HttpRequest` holds."""
+    import httpx2
+
+    from cassette._transport import _raw_request
+
+    wire = httpx2.Request(
+        "POST",
+        "https://api.openai.com/v1/chat/completions?x=1",
+        headers=[
+            ("Content-Type", "application/json"),
+            ("X-Twice", "a"),
+            ("x-twice", "b"),
+            ("X-Lat", "caf\xe9".encode("latin-1")),
+        ],
+        content=b'{"model": "m"}',
+    )
+    request = _raw_request(wire, wire.read())
+    plain = HttpRequest(
+        "POST",
+        "https://api.openai.com/v1/chat/completions?x=1",
+        tuple((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in wire.headers.raw),
+        b'{"model": "m"}',
+    )
+    for name in ("content-type", "CONTENT-TYPE", "x-twice", "X-Lat", "x-lat ", "absent", "ünïcode", ""):
+        assert request.header(name) == plain.header(name), name
+    assert request.header("x-twice") == "a"  # the first of a header given twice
+    assert request.path == plain.path == "/v1/chat/completions"
+    assert "headers" not in vars(request)  # nothing decoded yet
+    assert request.headers == plain.headers
+    assert ("content-type", "application/json") in request.headers and ("x-lat", "caf\xe9") in request.headers
+    assert (request.method, request.url, request.body) == (plain.method, plain.url, plain.body)
+    assert hash(request) == hash(request) and repr(request).startswith("_WireRequest(method='POST'")
+    with pytest.raises(AttributeError):
+        request.method = "GET"  # type: ignore[misc]  # frozen, as HttpRequest is
+
+
+def test_a_replayed_body_reaches_the_sdk_as_a_network_response_does(openai_client: Any) -> None:
+    """Replay hands the client a stream with its length, as a network transport does: read whole,
+    read as a stream (``with_streaming_response``), timed (``elapsed``), the bytes are the recorded ones."""
+    import cassette
+
+    def both() -> tuple[bytes, bytes, str | None]:
+        whole = openai_client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "where is parcel 7?"}]
+        )
+        assert whole.http_response.elapsed.total_seconds() >= 0
+        with openai_client.chat.completions.with_streaming_response.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "where is parcel 8?"}]
+        ) as streamed:
+            chunks = b"".join(streamed.iter_bytes())
+        return whole.http_response.content, chunks, whole.headers.get("content-length")
+
+    with cassette.using("raw.json", mode="record"):
+        live = both()
+    with cassette.using("raw.json", mode="replay"):
+        replayed = both()
+    assert replayed == live and live[2] == str(len(live[0]))
+
+
+async def test_an_async_replayed_body_reaches_the_sdk_whole(async_openai_client: Any) -> None:
+    import cassette
+
+    async def ask() -> tuple[bytes, str]:
+        raw = await async_openai_client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "where is parcel 9?"}]
+        )
+        return raw.http_response.content, raw.parse().choices[0].message.content or ""
+
+    with cassette.using("araw.json", mode="record"):
+        live = await ask()
+    with cassette.using("araw.json", mode="replay"):
+        assert await ask() == live

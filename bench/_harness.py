@@ -81,11 +81,16 @@ class Row:
     target: Target | None = None
     note: str = ""
     show_ratio: bool = True  # False where ours/theirs means nothing (a recall, a count of false positives)
+    # ours and theirs timed side by side in each round: the median of the per-round ratios, each
+    # taken over the same moments of the machine (the ratio of the two medians mixes rounds)
+    paired: float | None = None
 
     @property
     def ratio(self) -> float | None:
         if not self.show_ratio or self.ours is None or self.theirs is None or self.theirs == 0:
             return None
+        if self.paired is not None:
+            return self.paired
         return self.ours / self.theirs
 
     @property

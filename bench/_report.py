@@ -156,7 +156,10 @@ def markdown(sections: list[Section], command: str, seconds: float, quick: bool)
         "**Ratios are the result; absolute times are context.** A ratio is ours / theirs (for times and "
         "bytes lower is better, for throughput higher). Times are the CPU time of the bench process "
         "(`time.process_time`), so other load on the machine does not inflate them; every number is the "
-        "median of several rounds, with the tools interleaved inside each round. CPU time still rises when "
+        "median of several rounds, with the tools interleaved inside each round. Where two tools are timed "
+        "side by side in each round (replay: ours and the floor, ours and each peer with a target), the "
+        "ratio is the median of the per-round ratios, each over the same moments of the machine; the ratio "
+        "of the two medians is in the note. CPU time still rises when "
         "other processes share the caches: on a busy machine a ratio near its target can move by about "
         "0.1 between runs (the load average is under Machine).",
         "",

@@ -437,13 +437,26 @@ def run(cfg: BenchConfig) -> Section:
                 )
             beside_ours = adjacent.get(impl.key)
             mine: float | None = ours
-            if beside_ours and len(beside_ours) == len(cpu.get(impl.key, [])):
+            pairs: list[tuple[float, float]] = []
+            if impl.key == "floor":
+                pairs = list(zip(cpu.get("ours", []), cpu.get("floor", [])))
+            elif beside_ours and len(beside_ours) == len(cpu.get(impl.key, [])):
                 # against a peer, ours as timed beside it: the floor pair's moments are not the peer's
                 mine = median(beside_ours)
+                pairs = list(zip(beside_ours, cpu[impl.key]))
                 note = f"ours timed beside it on the same calls: {mine:.3f} ms/call" + (
                     f"; {note}" if note else ""
                 )
-            section.rows.append(Row(metric, "ms", mine, impl.name, med.get(impl.key), status, target, note))
+            pair_ratio: float | None = None
+            if len(pairs) > 1 and all(t > 0 for _, t in pairs) and med.get(impl.key):
+                pair_ratio = median([o / t for o, t in pairs])
+                note = (
+                    f"ratio: median of the {len(pairs)} per-round ratios (ratio of the medians: "
+                    f"{(mine or 0) / med[impl.key]:.3f}×)" + (f"; {note}" if note else "")
+                )
+            section.rows.append(
+                Row(metric, "ms", mine, impl.name, med.get(impl.key), status, target, note, paired=pair_ratio)
+            )
         if cfg.profile and "ours" in med:
             ours_impl = impls[1]
             path = work / f"ours-{tag}.json"

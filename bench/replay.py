@@ -396,7 +396,7 @@ def run(cfg: BenchConfig) -> Section:
             section.lines.append(
                 f"{variant}: ours / floor in each round (side by side in time): "
                 + ", ".join(f"{o / f:.3f}" for o, f in zip(cpu["ours"], cpu["floor"]))
-                + "; the table gives the ratio of the medians"
+                + "; the table gives the median of these"
             )
         for key, values in cpu.items():
             if values:

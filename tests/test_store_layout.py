@@ -426,22 +426,14 @@ def test_what_the_text_check_cannot_vouch_for_goes_to_the_full_check(
     assert lazy.served_refs(0, {_ID: -1}) == expected
 
 
-def test_a_response_given_twice_is_checked_as_the_parser_reads_it(tmp_path: Path) -> None:
-    """JSON keeps the last of a field given twice: the text check looks at that one too."""
+@pytest.mark.parametrize("field", ["response", "request"])
+def test_a_field_given_twice_is_checked_as_the_parser_reads_it(tmp_path: Path, field: str) -> None:
+    """JSON keeps the last of a field given twice: what the text check reads covers that one too."""
     path = _one_call(tmp_path, {"m": 1}, {"json": {"plain": True}})
-    text = path.read_text()
-    second = '      "response": {"json": {"x": {"$blob": "' + _ID + '", "$json": true}}},\n      "seq": 0'
-    path.write_text(text.replace('      "seq": 0', second))
+    value = {"x": {"$blob": _ID, "$json": True}}
+    again = f'      "{field}": {json.dumps(value)},\n      "seq": 0'
+    path.write_text(path.read_text().replace('      "seq": 0', again))
     lazy = load_cassette(path, lazy=True)
-    assert lazy.item(0).response == {"json": {"x": {"$blob": _ID, "$json": True}}}
+    assert getattr(lazy.item(0), field) == value  # the parser keeps the last
+    # after the response's line: the request is checked in full, the response hydrated
     assert lazy.served_refs(0, {}) == (False, True)
-
-
-def test_a_request_given_again_after_the_response_is_checked_in_full(tmp_path: Path) -> None:
-    path = _one_call(tmp_path, {"m": 1}, {"json": {"plain": True}})
-    text = path.read_text()
-    again = '      "request": {"m": {"$blob": "' + _ID + '", "$json": true}},\n      "seq": 0'
-    path.write_text(text.replace('      "seq": 0', again))
-    lazy = load_cassette(path, lazy=True)
-    assert lazy.item(0).request == {"m": {"$blob": _ID, "$json": True}}  # the parser keeps the last
-    assert lazy.served_refs(0, {})[0] is False

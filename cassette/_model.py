@@ -115,3 +115,8 @@ class Cassette:
         from cassette._store import hydrate
 
         return hydrate(value, self)
+
+    def hydrated(self, inter: Interaction) -> Interaction:
+        """A copy of ``inter`` (one of this cassette's) with its request and response hydrated."""
+        request, response = self.hydrate(inter.request), self.hydrate(inter.response)
+        return Interaction(inter.seq, inter.kind, inter.key, request, response, inter.extra)

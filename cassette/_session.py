@@ -401,7 +401,7 @@ class Session:
                 return
             self.mode = Mode.RECORD
         self._prior = [
-            Interaction(i.seq, i.kind, i.key, held.hydrate(i.request), held.hydrate(i.response), i.extra)
+            held.hydrated(i)
             for i, owner in zip(held.interactions, owners)
             if isinstance(owner, str) and owner != test and owner in sharing
         ]

@@ -34,18 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _hydrated(path: Path, store: Path) -> Any:
-    from cassette._model import Cassette, Interaction
+    from cassette._model import Cassette
     from cassette._store import load_cassette
 
     recorded = load_cassette(path, store)
     return Cassette(
         path=path,
-        interactions=[
-            Interaction(
-                i.seq, i.kind, i.key, recorded.hydrate(i.request), recorded.hydrate(i.response), i.extra
-            )
-            for i in recorded.interactions
-        ],
+        interactions=[recorded.hydrated(i) for i in recorded.interactions],
         store=store,
         meta=recorded.meta,
     )
@@ -69,9 +64,7 @@ def convert(path: Path, *, compress: bool, config: Config) -> tuple[int, int]:
     data = manifest_bytes(old, BlobStore(store), config.blob_threshold, compact=compress)
     new = parse_manifest(data, path, store)
     same = len(new.interactions) == len(old.interactions) and all(
-        (n.seq, n.kind, n.key, new.hydrate(n.request), new.hydrate(n.response), n.extra)
-        == (o.seq, o.kind, o.key, o.request, o.response, o.extra)
-        for n, o in zip(new.interactions, old.interactions, strict=True)
+        new.hydrated(n) == o for n, o in zip(new.interactions, old.interactions, strict=True)
     )
     if not same or new.meta != old.meta:
         raise CassetteError(

@@ -421,7 +421,9 @@ class Session:
         with _active_lock:
             if self in _active:
                 _active.remove(self)
-        _last.set(self)
+        # kept for cassette.drift() and semantic_drift(), which read a rerecord; any other session is
+        # not kept, so its parsed cassette is freed when its block ends, not when the next one does
+        _last.set(self if self.requested_mode is Mode.RERECORD else None)
         if self.replaying:
             self._finish_replay(exc)
         else:

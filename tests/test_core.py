@@ -7,6 +7,7 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openai import AsyncOpenAI, OpenAI
@@ -382,3 +383,37 @@ def test_a_relative_path_is_resolved_once_as_open_does(
     with cassette.using("rel.json", mode="replay", store="rel-blobs"):
         monkeypatch.chdir(tmp_path / "b")
         assert _where_am_i("x") == live == "x:b"
+
+
+def test_a_replayed_cassette_is_freed_when_its_block_ends(devserver: DevServer) -> None:
+    """Nothing of the library keeps a finished replay's parsed cassette alive (a suite's last
+    cassette would stay in memory, and in every collector pass, until the next block ended)."""
+    import gc
+    import weakref
+
+    client = _client(devserver)
+    with cassette.using(CASSETTE, mode="record"):
+        _ask(client, "hello")
+
+    def replay() -> weakref.ref[Any]:
+        with cassette.using(CASSETTE, mode="replay") as session:
+            _ask(client, "hello")
+        assert session.cassette is not None
+        return weakref.ref(session.cassette)
+
+    held = replay()
+    gc.collect()
+    assert held() is None
+
+
+def test_drift_reads_the_last_rerecord_not_a_later_replay(devserver: DevServer) -> None:
+    client = _client(devserver)
+    with cassette.using(CASSETTE, mode="record"):
+        _ask(client, "hello")
+    with cassette.using(CASSETTE, mode="rerecord"):
+        _ask(client, "hello")
+    assert isinstance(cassette.drift(), list)  # the rerecord is there to read
+    with cassette.using(CASSETTE, mode="replay"):
+        _ask(client, "hello")
+    with pytest.raises(cassette.CassetteError, match="rerecord"):
+        cassette.drift()  # as before: the last block in this context was not a rerecord

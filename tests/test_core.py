@@ -406,7 +406,7 @@ def test_a_replayed_cassette_is_freed_when_its_block_ends(devserver: DevServer) 
     assert held() is None
 
 
-def test_drift_reads_the_last_rerecord_not_a_later_replay(devserver: DevServer) -> None:
+def test_drift_after_a_later_replay_block_says_no_rerecord_finished(devserver: DevServer) -> None:
     client = _client(devserver)
     with cassette.using(CASSETTE, mode="record"):
         _ask(client, "hello")

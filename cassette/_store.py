@@ -1344,6 +1344,9 @@ class _LazyCassette(Cassette):
         starts = self._starts
         return starts[i + 1] - _SEP_LEN if i + 1 < len(starts) else self._source.end
 
+    def _parse(self, i: int) -> Interaction:
+        return self._source.parse(self._starts[i], self._end(i), i, self._keys[i], self._kinds[i])
+
     def release(self, i: int) -> None:
         # a replay serves each call once: kept, every parsed response would stay alive to the end,
         # and the collector would walk them all again and again (the floor's objects die at once)
@@ -1356,7 +1359,7 @@ class _LazyCassette(Cassette):
             return built[i]
         inter = self._items.pop(i, None)
         if inter is None:  # parsed for serving only: not kept
-            inter = self._source.parse(self._starts[i], self._end(i), i, self._keys[i], self._kinds[i])
+            inter = self._parse(i)
         return inter
 
     def item(self, i: int) -> Interaction:
@@ -1365,7 +1368,7 @@ class _LazyCassette(Cassette):
             return built[i]
         inter = self._items.get(i)
         if inter is None:
-            inter = self._source.parse(self._starts[i], self._end(i), i, self._keys[i], self._kinds[i])
+            inter = self._parse(i)
             self._items[i] = inter
         return inter
 

@@ -215,6 +215,13 @@ def _headers_list(record: dict[str, Any]) -> list[tuple[str, str]]:
 
 # The statuses the SDKs retry (with 5xx); on replay the recorded wait before the retry is moot.
 _RETRYABLE = frozenset({408, 409, 429})
+
+
+def _retried(status: int) -> bool:
+    """Whether the SDKs retry a response of this status (after any wait its headers ask for)."""
+    return status in _RETRYABLE or status >= 500
+
+
 # seconds: openai retries after at most this, and gives up on a longer wait (or a date); anthropic
 # waits whatever it is told. A wait the SDK would give up on is left as recorded.
 _MAX_WAIT = 120.0
@@ -262,7 +269,7 @@ def replay_parts(
     status = record.get("status", 200)
     if type(status) is not int or not 100 <= status <= 999:  # three digits, as the importers take
         raise ValueError(f"its status {status!r:.40} is not an HTTP status code (100-999)")
-    if status in _RETRYABLE or status >= 500:
+    if _retried(status):
         headers = _no_wait(headers, wait_limit)
     if "events" in record:
         events = record["events"]
@@ -425,7 +432,7 @@ def _classes(lib: str) -> dict[str, type]:
             # anthropic retries after any wait it is told; openai gives up past two minutes (asked
             # only of a status the SDKs retry: the header is looked for among the request's ~20)
             status = record.get("status") if isinstance(record, dict) else None
-            retried = type(status) is int and (status in _RETRYABLE or status >= 500)
+            retried = type(status) is int and _retried(status)
             limit = None if retried and raw.header("anthropic-version") else _MAX_WAIT
             status, headers, chunks, body = replay_parts(record, wait_limit=limit)
             if chunks is not None:

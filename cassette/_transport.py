@@ -14,7 +14,6 @@ import re
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import cache, cached_property
-from operator import itemgetter
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -39,40 +38,54 @@ def _module(name: str) -> ModuleType:
 
 
 class _WireRequest(HttpRequest):
-    """An `HttpRequest` read off an httpx request, its headers decoded only when a plugin asks for all.
+    """An `HttpRequest` read off an httpx request, its URL and headers decoded only when asked for.
 
     The SDKs send ~20 headers with every call and the built-in providers look at one or
-    two: `header` reads the wire's bytes directly, and ``headers`` is built on first use.
+    two, and at the URL's path: `header` reads that one header in place, `path` is the
+    wire URL's own, and ``url`` and ``headers`` are built on first use (a replayed call
+    to a known endpoint builds neither).
     """
 
-    _raw: list[tuple[bytes, bytes]]  # the wire's (name, value) pairs
+    _wire: Any  # the httpx / httpx2 request
 
-    def __init__(self, method: str, url: str, raw: list[tuple[bytes, bytes]], body: bytes) -> None:
-        self.__dict__.update(method=method, url=url, body=body, _raw=raw)  # frozen: no __setattr__
+    def __init__(self, method: str, wire: Any, body: bytes) -> None:
+        self.__dict__.update(method=method, body=body, _wire=wire)  # frozen: no __setattr__
 
-    @cached_property  # not __getattr__: a class with one slows every attribute read of its instances
+    # not __getattr__: a class with one slows every attribute read of its instances
+    @cached_property
+    def url(self) -> str:  # type: ignore[override]
+        return str(self._wire.url)
+
+    @cached_property
     def headers(self) -> tuple[tuple[str, str], ...]:  # type: ignore[override]
-        return tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in self._raw])
+        return tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in self._wire.headers.raw])
+
+    @property
+    def path(self) -> str:
+        # the path as the URL's text holds it (percent-encoded), the text `HttpRequest.path` splits
+        raw = self._wire.url.raw_path
+        if raw[:1] != b"/" or raw[:2] in (b"/", b"/?"):  # "/" also stands for an empty path
+            return super().path
+        return str(raw.partition(b"?")[0].decode("ascii"))
 
     def header(self, name: str) -> str | None:
         try:
             want = name.lower().encode("latin-1")
         except UnicodeEncodeError:  # no header on the wire has such a name
             return None
-        names = self.__dict__.get("_names")
-        if names is None:  # every name, lower-cased, each on its own line: one search says "absent"
-            names = b"\n" + b"\n".join(map(itemgetter(0), self._raw)).lower() + b"\n"
-            object.__setattr__(self, "_names", names)
-        if b"\n" + want + b"\n" not in names:
-            return None
-        for k, v in self._raw:
-            if k.lower() == want:
-                return v.decode("latin-1")
+        # httpx and httpx2 keep (name, lower-case name, value) triples: read in place, nothing copied
+        wire = self._wire.headers
+        items = getattr(wire, "_list", None)
+        if not isinstance(items, list):
+            items = [(k, k.lower(), v) for k, v in wire.raw]
+        for _, key, value in items:
+            if key == want:
+                return str(value.decode("latin-1"))
         return None
 
 
 def _raw_request(request: Any, body: bytes) -> HttpRequest:
-    return _WireRequest(str(request.method), str(request.url), request.headers.raw, body)
+    return _WireRequest(str(request.method), request, body)
 
 
 def _kept_headers(headers: Any) -> dict[str, Any]:

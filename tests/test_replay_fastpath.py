@@ -147,14 +147,16 @@ def test_a_replay_does_not_keep_what_it_served_alive(openai_client: Any) -> None
     assert grown < 3 * len(questions), grown  # kept, each response would be ten objects or more
 
 
-def test_a_request_off_the_wire_reads_as_a_plain_one() -> None:
+@pytest.mark.parametrize("lib", ["httpx", "httpx2"])
+def test_a_request_off_the_wire_reads_as_a_plain_one(lib: str) -> None:
     """The seam decodes a request's headers only when a plugin asks for them all; what a plugin
-    reads is what the plain `HttpRequest` holds."""
-    import httpx2
+    reads is what the plain `HttpRequest` holds (with httpx, httpx2, and headers that keep their
+    pairs some other way)."""
+    import importlib
 
     from cassette._transport import _raw_request
 
-    wire = httpx2.Request(
+    wire = importlib.import_module(lib).Request(
         "POST",
         "https://api.openai.com/v1/chat/completions?x=1",
         headers=[
@@ -176,13 +178,31 @@ def test_a_request_off_the_wire_reads_as_a_plain_one() -> None:
         assert request.header(name) == plain.header(name), name
     assert request.header("x-twice") == "a"  # the first of a header given twice
     assert request.path == plain.path == "/v1/chat/completions"
-    assert "headers" not in vars(request)  # nothing decoded yet
+    assert "headers" not in vars(request) and "url" not in vars(request)  # nothing decoded yet
     assert request.headers == plain.headers
     assert ("content-type", "application/json") in request.headers and ("x-lat", "caf\xe9") in request.headers
     assert (request.method, request.url, request.body) == (plain.method, plain.url, plain.body)
     assert hash(request) == hash(request) and repr(request).startswith("_WireRequest(method='POST'")
     with pytest.raises(AttributeError):
         request.method = "GET"  # type: ignore[misc]  # frozen, as HttpRequest is
+
+    for url in (
+        "https://h.example/openai/deployments/a%2Fb%20c/chat/completions?api-version=1",
+        "https://h.example",
+        "https://h.example/?q=1",
+        "https://h.example/v1/x/#frag",
+        "https://h.example/caf%C3%A9/messages",
+    ):
+        odd = importlib.import_module(lib).Request("POST", url)
+        assert _raw_request(odd, b"").path == HttpRequest("POST", str(odd.url), (), b"").path, url
+
+    class OnlyRaw:  # a headers object with only the public API
+        raw = wire.headers.raw
+
+    other = _raw_request(type("R", (), {"method": "POST", "url": wire.url, "headers": OnlyRaw()})(), b"")
+    assert other.url == plain.url
+    for name in ("content-type", "X-TWICE", "x-lat", "absent"):
+        assert other.header(name) == plain.header(name), name
 
 
 def test_a_replayed_body_reaches_the_sdk_as_a_network_response_does(openai_client: Any) -> None:

@@ -27,6 +27,7 @@ _ENDPOINTS = {
     "/v1/messages/count_tokens": "messages.count_tokens",
     "/v1/complete": "completions",
 }
+_SUFFIXES = tuple(_ENDPOINTS)
 
 
 def _without_cache_markers(value: Any) -> Any:
@@ -40,10 +41,11 @@ def _without_cache_markers(value: Any) -> Any:
 
 @hookimpl
 def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
-    # every endpoint's path holds one of these: most traffic is ruled out before the URL is parsed
-    if request.method != "POST" or ("/messages" not in request.url and "/complete" not in request.url):
+    if request.method != "POST":
         return None
     path = request.path.rstrip("/")
+    if not path.endswith(_SUFFIXES):  # most traffic is ruled out by one C call
+        return None
     endpoint = next((name for suffix, name in _ENDPOINTS.items() if path.endswith(suffix)), None)
     if endpoint is None:
         return None

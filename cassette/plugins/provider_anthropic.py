@@ -46,9 +46,7 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     path = request.path.rstrip("/")
     if not path.endswith(_SUFFIXES):  # most traffic is ruled out by one C call
         return None
-    endpoint = next((name for suffix, name in _ENDPOINTS.items() if path.endswith(suffix)), None)
-    if endpoint is None:
-        return None
+    endpoint = next(name for suffix, name in _ENDPOINTS.items() if path.endswith(suffix))
     body = json_body(request)
     if not isinstance(body, dict):
         return None

@@ -1188,8 +1188,11 @@ _LAZY_SEQ = b'\n      "seq": '
 _LAZY_KINDS = {(b'",\n      "kind": "' + k.encode() + b'",\n      "request"')[:38]: k for k in KINDS}
 _LAZY_FIELD = b'\n      "'  # an interaction's own field starts a line at this indent (nothing else does)
 _LAZY_RESPONSE = _LAZY_FIELD + b'response": '
-_KEY_PREFIX_AT, _KEY_AT, _KIND_AT = slice(0, 7), slice(7, 71), slice(71, 109)  # in one interaction's head
-_HEAD_LEN = 109
+_HEAD_LEN = 109  # an interaction's head: its key and kind, from just after its first '"'
+# The scan looks for the separator less its last byte, the '"' that opens the first field (a needle
+# ending in a space is found ~18% faster in this text), and takes each head from that quote on.
+_LAZY_FIND = _LAZY_SEP[:-1]
+_SCAN_PREFIX, _SCAN_KEY, _SCAN_KIND = b'"' + _LAZY_KEY, slice(8, 72), slice(72, 110)
 _SEP_LEN = len(_LAZY_SEP)
 
 
@@ -1407,18 +1410,20 @@ def _scan_lazy(data: bytes, path: Path, store: Path | None) -> Cassette | None:
     # start (just after '{"') and its head, which holds the key and kind; an interaction is at
     # least its key and kind long
     find, step, at = data.find, len(_LAZY_SEP), len(_LAZY_HEAD)
-    starts, heads = [at], [data[at : at + _HEAD_LEN]]
+    starts, heads = [at], [data[at - 1 : at + _HEAD_LEN]]
     add_start, add_head = starts.append, heads.append
-    while (at := find(_LAZY_SEP, at + 100, end)) >= 0:
+    while (at := find(_LAZY_FIND, at + 100, end)) >= 0:
         at += step
         add_start(at)
-        add_head(data[at : at + _HEAD_LEN])
+        add_head(data[at - 1 : at + _HEAD_LEN])  # from the quote the needle left out
+    if not all(map(bytes.startswith, heads, repeat(_SCAN_PREFIX))):
+        return None  # a field sorted before `key`, or no '"' where the separator's last byte goes
     cut: Any = getitem  # C-level calls through map: typeshed's signatures do not fit bytes slicing
-    kinds: list[str] = list(map(cast(Any, _LAZY_KINDS.get), map(cut, heads, repeat(_KIND_AT)), repeat("")))
-    if "" in kinds or set(map(cut, heads, repeat(_KEY_PREFIX_AT))) != {_LAZY_KEY}:
-        return None  # a field sorted before `key`, a key that is not 64 characters, another kind...
+    kinds: list[str] = list(map(cast(Any, _LAZY_KINDS.get), map(cut, heads, repeat(_SCAN_KIND)), repeat("")))
+    if "" in kinds:
+        return None  # a key that is not 64 characters, another kind...
     # the key's characters are taken as they stand: the parse on first use checks them
-    keys: list[str] = list(map(bytes.decode, map(cut, heads, repeat(_KEY_AT)), repeat("latin-1")))
+    keys: list[str] = list(map(bytes.decode, map(cut, heads, repeat(_SCAN_KEY)), repeat("latin-1")))
     source = _LazySource(data, end, path)
     return _LazyCassette(path, store or default_store_for(path), source, keys, kinds, starts)
 

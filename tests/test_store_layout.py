@@ -201,6 +201,14 @@ def test_the_two_space_layout_of_earlier_releases_opens_lazily_and_replays(devse
             lambda doc: pretty_json(doc).replace(b"\n", b"\r\n"),
             id="CRLF line ends",
         ),
+        pytest.param(
+            # valid JSON whose second interaction opens with a blank line: its separator is not
+            # followed by the quote of its first field
+            lambda doc: pretty_json(doc).replace(
+                b'},\n    {\n      "key"', b'},\n    {\n      \n      "key"', 1
+            ),
+            id="blank line opening an interaction",
+        ),
     ],
 )
 def test_other_layouts_are_parsed_whole_and_replay(devserver: DevServer, rewrite: Any) -> None:

@@ -60,7 +60,7 @@ class _WireRequest(HttpRequest):
     def headers(self) -> tuple[tuple[str, str], ...]:  # type: ignore[override]
         return tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in self._wire.headers.raw])
 
-    @property
+    @cached_property
     def path(self) -> str:
         # the path as the URL's text holds it (percent-encoded), the text `HttpRequest.path` splits
         raw = self._wire.url.raw_path

@@ -66,6 +66,7 @@ class Impl:
     note = ""
     samples = 0  # if set, replay only this many calls spread evenly (a slow peer: keeps the run short)
     sample_why = ""  # why an even sample estimates the mean cost of a call
+    stream_note = ""  # how it hands a recorded stream to the SDK, beside its streamed rows
 
     def missing(self) -> str | None:
         return None
@@ -93,6 +94,7 @@ class Floor(Impl):
 
     key = "floor"
     name = "bare SDK floor (httpx2.MockTransport)"
+    stream_note = "it hands the recorded stream over in one chunk; ours one event per chunk, as recorded"
 
     def __init__(self) -> None:
         self.captured: dict[bool, list[tuple[int, list[tuple[str, str]], bytes]]] = {}
@@ -201,6 +203,10 @@ class Vcrpy(Impl):
 class Cassetter(Impl):
     key = "cassetter"
     note = "match_on method, uri, body"
+    stream_note = (
+        "it hands a recorded stream over in one chunk, as the floor does; ours hands it over one "
+        "event per chunk, as recorded (each chunk costs the SDK a pass through httpx's stream layers)"
+    )
     samples = 250  # a quarter of the calls keeps the run short
     sample_why = (
         "a call costs more the later it was recorded (measured: 4.2 ms/call for the first 100, "
@@ -428,7 +434,7 @@ def run(cfg: BenchConfig) -> Section:
             (impls[4], None),
         ):
             status = impl.missing() or failed.get(impl.key, "")
-            note = impl.note
+            note = "; ".join(filter(None, [impl.note, impl.stream_note if stream else ""]))
             stride = strides[impl.key]
             if stride > 1:
                 note = (

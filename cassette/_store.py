@@ -1184,15 +1184,16 @@ _LAZY_TAILS = (b'\n    }\n  ],\n  "version": 1\n}\n', b'\n    }\n  ],\n  "versio
 _LAZY_SEP = b'\n    },\n    {\n      "'
 _LAZY_KEY = b'key": "'  # each piece starts so, then 64 characters of key, then `kind`
 _LAZY_SEQ = b'\n      "seq": '
-# the bytes after the key: its closing quote, `kind`, and the start of `request` (which must follow)
-_LAZY_KINDS = {(b'",\n      "kind": "' + k.encode() + b'",\n      "request"')[:38]: k for k in KINDS}
+# the bytes after the key: its closing quote, `kind`, and the start of the next field (`request`, or
+# `redacted_key` in a call whose request held a secret), cut to one length for every kind
+_LAZY_KINDS = {(b'",\n      "kind": "' + k.encode() + b'",\n      "')[:30]: k for k in KINDS}
 _LAZY_FIELD = b'\n      "'  # an interaction's own field starts a line at this indent (nothing else does)
 _LAZY_RESPONSE = _LAZY_FIELD + b'response": '
 _HEAD_LEN = 109  # an interaction's head: its key and kind, from just after its first '"'
 # The scan looks for the separator less its last byte, the '"' that opens the first field (a needle
 # ending in a space is found ~18% faster in this text), and takes each head from that quote on.
 _LAZY_FIND = _LAZY_SEP[:-1]
-_SCAN_PREFIX, _SCAN_KEY, _SCAN_KIND = b'"' + _LAZY_KEY, slice(8, 72), slice(72, 110)
+_SCAN_PREFIX, _SCAN_KEY, _SCAN_KIND = b'"' + _LAZY_KEY, slice(8, 72), slice(72, 102)
 _SEP_LEN = len(_LAZY_SEP)
 
 

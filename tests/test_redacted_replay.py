@@ -49,6 +49,8 @@ def test_a_prompt_built_from_a_redacted_tool_result_replays(openai_client: OpenA
     tool, llm = doc["interactions"]
     assert "redacted_key" in llm and llm["redacted_key"] != llm["key"]
     assert "redacted_key" not in tool  # its request (the user name) held no secret
+    # the field between `kind` and `request` does not stop replay from opening the file by its keys
+    assert type(cassette.load_cassette(path, lazy=True)).__name__ == "_LazyCassette"
 
     with cassette.using(path, mode="replay", unused="error") as session:
         # the tool replays its redacted result, so this prompt says <redacted> where the token was

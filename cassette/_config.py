@@ -18,6 +18,15 @@ from cassette._errors import CassetteConfigError
 MODES = ("auto", "record", "replay", "rerecord")
 
 
+def resolve_path(path: Path) -> Path:
+    """``path.resolve()``, or ``path`` made absolute where a symlink loop stops the resolve (Python
+    3.11 raises RuntimeError there): whatever then opens the path reports the loop as an OSError."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
+
+
 @dataclass(frozen=True)
 class Config:
     """Settings from ``[tool.cassette]``; every field has a working default."""
@@ -58,7 +67,7 @@ class Config:
 def _resolved(root: Path, relative: str) -> Path:
     # the pytest plugin asks for these paths several times per test; resolving walks the file
     # system each time (cleared with the config cache)
-    return (root / relative).resolve()
+    return resolve_path(root / relative)
 
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -146,7 +155,7 @@ _TYPES: dict[str, Any] = {
 
 
 def find_pyproject(start: Path | None = None) -> Path | None:
-    here = (start or Path.cwd()).resolve()
+    here = resolve_path(start or Path.cwd())
     for d in (here, *here.parents):
         candidate = d / "pyproject.toml"
         if candidate.is_file():

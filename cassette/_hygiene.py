@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cassette._config import Config
+from cassette._config import Config, resolve_path
 from cassette._errors import CassetteConfigError, CassetteError
 from cassette._store import (
     TMP_SUFFIX,
@@ -45,7 +45,7 @@ def store_for(path: Path, config: Config) -> Path:
     if config.store:
         return config.store_path()
     try:
-        path.resolve().relative_to(config.cassette_root())
+        resolve_path(path).relative_to(config.cassette_root())
     except ValueError:
         return default_store_for(path)
     return config.store_path()
@@ -152,7 +152,7 @@ def _last_commit_time(path: Path) -> float | None:
     try:
         from dulwich.repo import Repo
 
-        rel = path.resolve().relative_to(repo_root).as_posix()
+        rel = resolve_path(path).relative_to(repo_root).as_posix()
         with Repo(str(repo_root)) as repo:
             if _git.head_blob(repo, rel) != path.read_bytes():
                 return None  # re-recorded and not committed yet: the file itself is the news
@@ -163,7 +163,7 @@ def _last_commit_time(path: Path) -> float | None:
 
 
 def _repo_root(path: Path) -> Path | None:
-    here = path.resolve().parent
+    here = resolve_path(path).parent
     for d in (here, *here.parents):
         if (d / ".git").exists():
             return d
@@ -315,7 +315,10 @@ def plan_gc(root: Path, store: Path) -> GcPlan:
         plan = plan_gc(Path("tests/cassettes"), Path("tests/cassettes/.blobs"))
         [p.name for p in plan.blobs]
     """
-    root, store = root.resolve(), store.resolve()  # one spelling per file: the store may lie inside root
+    root, store = (
+        resolve_path(root),
+        resolve_path(store),
+    )  # one spelling per file: the store may lie inside root
     docs = []
     for path in cassette_files(root, side_files=True):
         try:

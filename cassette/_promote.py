@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cassette._config import resolve_path
 from cassette._errors import CassetteError, CassetteWarning
 from cassette._model import Interaction
 from cassette._store import loads
@@ -190,10 +191,10 @@ def _read(path: Path, *, tools: dict[str, Any], defaults: Mapping[str, Any] | No
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; streamed, a trace can be large
     except FileNotFoundError:
-        raise PromoteError(f"no trace at {path.resolve()}; check the path.", path=path) from None
+        raise PromoteError(f"no trace at {resolve_path(path)}; check the path.", path=path) from None
     except IsADirectoryError:
         raise PromoteError(
-            f"{path.resolve()} is a directory; pass one JSONL trace file.", path=path
+            f"{resolve_path(path)} is a directory; pass one JSONL trace file.", path=path
         ) from None
     foreign = 0
     with handle:
@@ -331,8 +332,8 @@ def promote(
     for target in (Path(to), Path(test) if test is not None else None):
         if target is not None and target.exists() and not overwrite:
             raise PromoteError(
-                f"{target.resolve()} already exists; pass overwrite=True (--force) to replace it, or choose "
-                "another path.",
+                f"{resolve_path(target)} already exists; pass overwrite=True (--force) to replace it, or "
+                "choose another path.",
                 path=target,
             )
     read = _read(path, tools=tool_functions(tools), defaults=defaults)
@@ -565,9 +566,9 @@ def skeleton_source(cassette_path: Path, test_path: Path, *, run: str, trace: Pa
         if first_input is None and inter.kind == "llm":
             first_input = _user_text(request)
     try:
-        rel = os.path.relpath(cassette_path.resolve(), test_path.resolve().parent)
+        rel = os.path.relpath(resolve_path(cassette_path), resolve_path(test_path).parent)
     except ValueError:  # another drive (Windows)
-        rel = str(cassette_path.resolve())
+        rel = str(resolve_path(cassette_path))
     name = re.sub(r"\W+", "_", cassette_path.stem).strip("_").lower() or "promoted_run"
     if name[0].isdigit() or keyword.iskeyword(name):
         name = "run_" + name
@@ -600,7 +601,7 @@ def write_test(
     target = Path(test_path)
     if target.exists() and not overwrite:
         raise PromoteError(
-            f"{target.resolve()} already exists; pass overwrite=True (--force) or another --test path.",
+            f"{resolve_path(target)} already exists; pass overwrite=True (--force) or another --test path.",
             path=target,
         )
     source = skeleton_source(Path(cassette_path), target, run=run, trace=Path(trace))

@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from cassette._config import resolve_path
 from cassette._errors import CassetteConfigError, CassetteError
 from cassette._store import GZIP_MAGIC, BlobStore, CompressedDataError, default_store_for, gunzip, salvage
 
@@ -863,7 +864,7 @@ def store_reader(cassette: str | os.PathLike[str]) -> BlobReader | None:
             roots.insert(0, config.store_path())
         else:
             try:
-                path.resolve().relative_to(config.cassette_root())
+                resolve_path(path).relative_to(config.cassette_root())
                 roots.insert(0, config.store_path())
             except ValueError:
                 pass

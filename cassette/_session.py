@@ -21,11 +21,12 @@ from typing import Any
 
 import orjson
 
-from cassette._config import MODES, Config, env_mode, load_config
+from cassette._config import MODES, Config, env_mode, load_config, resolve_path
 from cassette._diff import field_diff, format_diff
 from cassette._errors import (
     CassetteConfigError,
     CassetteError,
+    CassetteIOError,
     CassetteMiss,
     CassetteOrderError,
     CassetteShapeError,
@@ -36,9 +37,12 @@ from cassette._errors import (
 from cassette._model import Cassette, Interaction
 from cassette._store import (
     BlobStore,
+    NotRegularFileError,
     check_refs,
     default_store_for,
     load_cassette,
+    not_writable_error,
+    refuse_special,
     request_key,
     save_cassette,
 )
@@ -198,6 +202,18 @@ run_stats = RunStats()
 _stats_lock = threading.Lock()
 
 
+def _exists(path: Path) -> bool:
+    """Whether a cassette is at ``path``; a path no file can have (a name too long) is a `CassetteIOError`."""
+    try:
+        return path.exists()
+    except OSError as exc:  # pathlib answers False only for "no such file" and a symlink loop
+        raise CassetteIOError(
+            f"cannot use the cassette path {str(path.absolute())!r:.300}: {exc.strerror or exc}. "
+            "Choose a shorter (or valid) path for the cassette.",
+            path=path,
+        ) from None
+
+
 def _index(keys: list[str]) -> dict[str, int | list[int]]:
     """Match key -> the position of its interaction, or the positions of several, last first."""
     index: dict[str, int | list[int]] = dict(zip(keys, range(len(keys))))
@@ -348,7 +364,7 @@ class Session:
         if self.shared is not None:
             self._start_shared()
         elif self.requested_mode is Mode.AUTO:
-            self.mode = Mode.REPLAY if self.path.exists() else Mode.RECORD
+            self.mode = Mode.REPLAY if _exists(self.path) else Mode.RECORD
         if self.mode is Mode.REPLAY:
             # reading and indexing build no cycles: collector passes would only re-scan new objects
             paused = gc.isenabled()
@@ -364,8 +380,14 @@ class Session:
             finally:
                 if paused:
                     gc.enable()
-        elif self.mode is Mode.RERECORD and self.path.exists():
+        elif self.mode is Mode.RERECORD and _exists(self.path):
             self.committed = load_cassette(self.path.absolute(), self.store)
+        if self.mode is not Mode.REPLAY:  # refused now, not after the whole recording has run
+            target = pending_path(self.path) if self.mode is Mode.RERECORD else self.path
+            try:
+                refuse_special(target)
+            except NotRegularFileError as exc:
+                raise not_writable_error(target, exc) from None
         self._token = _current.set(self)
         with _active_lock:
             _active.append(self)
@@ -386,9 +408,9 @@ class Session:
         assert self.shared is not None
         test, sharing = self.shared
         target = pending_path(self.path) if self.requested_mode is Mode.RERECORD else self.path
-        if self.requested_mode is Mode.RERECORD and not target.exists():
+        if self.requested_mode is Mode.RERECORD and not _exists(target):
             target = self.path  # the first test re-recorded: the others' calls come from the committed file
-        if self.requested_mode is Mode.REPLAY or not target.exists():
+        if self.requested_mode is Mode.REPLAY or not _exists(target):
             if self.requested_mode is Mode.AUTO:
                 self.mode = Mode.RECORD
             return
@@ -659,7 +681,7 @@ class Session:
     def _explain_miss(self, kind: str, request: dict[str, Any], key: str) -> CassetteMiss:
         from cassette._plugins import redacted
 
-        full = self.path.resolve()
+        full = resolve_path(self.path)
         shown = redacted(request, kind, "request")
         what = _describe(kind, shown)
         assert self.cassette is not None
@@ -716,7 +738,7 @@ class Session:
             divergence = _first_divergence(self._served)
             if divergence:
                 message = (
-                    f"cassette {self.path.resolve()}: calls replayed out of recorded order: {divergence}"
+                    f"cassette {resolve_path(self.path)}: calls replayed out of recorded order: {divergence}"
                 )
                 if self.check_order == "error":
                     raise CassetteOrderError(
@@ -728,8 +750,9 @@ class Session:
             if left:
                 listing = ", ".join(f"#{i.seq} {i.kind}" for i in left[:10])
                 message = (
-                    f"cassette {self.path.resolve()}: {len(left)} recorded interaction(s) were never used "
-                    f"({listing}). The agent makes fewer calls than when recorded; re-record to drop them."
+                    f"cassette {resolve_path(self.path)}: {len(left)} recorded interaction(s) were never "
+                    f"used ({listing}). The agent makes fewer calls than when recorded; re-record to drop "
+                    "them."
                 )
                 if self.unused_policy == "error":
                     raise CassetteUnusedError(message, path=self.path)
@@ -815,7 +838,7 @@ class Session:
                 run_stats.recorded_calls[s.kind] = run_stats.recorded_calls.get(s.kind, 0) + 1
             run_stats.tokens_saved += self._tokens_saved
             try:
-                where = str(self.path.resolve())
+                where = str(resolve_path(self.path))
             except OSError:
                 where = str(self.path.absolute())
             else:
@@ -837,7 +860,7 @@ def _flag(value: str | bool | None, default: str, name: str) -> str:
 
 def _is_within(path: Path, root: Path) -> bool:
     try:
-        path.resolve().relative_to(root)
+        resolve_path(path).relative_to(root)
     except ValueError:
         return False
     return True

@@ -23,6 +23,7 @@ from typing import Any, cast
 
 import orjson
 
+from cassette._config import resolve_path
 from cassette._errors import (
     CassetteIOError,
     CassetteNotFoundError,
@@ -57,6 +58,26 @@ def canonical_json(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # integers beyond 64 bits, non-str keys: the stdlib handles them
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every string one JSON can hold: a file name that is not UTF-8 (read from the
+    disk as surrogate escapes) keeps its bad bytes as ``\\xff`` escapes (``c\\xff.json``); any other
+    lone surrogate becomes ``\\udXXX``. Strings that are valid already are the same objects."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            except UnicodeEncodeError:
+                return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def ordered_json(value: Any) -> bytes:
@@ -202,7 +223,12 @@ def request_key(request: Any) -> str:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a crash leaves the old file or the new one, never a torn one."""
+    """Write ``data`` to ``path`` so that a crash leaves the old file or the new one, never a torn one.
+
+    A FIFO, socket or device at ``path`` raises `NotRegularFileError`: the rename would put a
+    file in its place (``/dev/null`` made a regular file).
+    """
+    refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TMP_SUFFIX}")
     try:
@@ -363,6 +389,20 @@ class NotRegularFileError(OSError):
         return f"{self.filename}: {self.strerror}"
 
 
+def refuse_special(path: str | os.PathLike[str]) -> None:
+    """Raise `NotRegularFileError` when ``path`` itself (not a symlink's target) is a FIFO, socket or device.
+
+    Nothing there, a regular file, a directory or a symlink passes: writing over a symlink
+    replaces the link, never what it points to.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return  # nothing there (or a name the write itself will refuse, with its own error)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+        raise NotRegularFileError(path, file_kind(mode))
+
+
 def file_kind(mode: int) -> str:
     """What a non-regular file is, for a message: ``"a FIFO (named pipe)"``, ``"a character device"``..."""
     for check, kind in (
@@ -420,6 +460,16 @@ def not_regular_error(path: Path, exc: NotRegularFileError) -> CassetteIOError:
     return CassetteIOError(
         f"cannot read the cassette {str(path.absolute())!r}: {not_regular_reason(path, exc)}. "
         "Remove it, then restore the cassette from git (git checkout -- the file) or re-record it.",
+        path=path,
+    )
+
+
+def not_writable_error(path: Path, exc: NotRegularFileError) -> CassetteIOError:
+    """The `CassetteIOError` for a cassette path to be written that holds a FIFO, a socket or a device."""
+    return CassetteIOError(
+        f"cannot write the cassette {str(path.absolute())!r}: {not_regular_reason(path, exc)}, and "
+        "recording would replace it. Point the cassette at another path (or remove that file), then "
+        "record again.",
         path=path,
     )
 
@@ -566,7 +616,7 @@ def default_store_for(cassette_path: Path) -> Path:
     else ``<cassette dir>/.blobs``.
     """
     try:
-        parent = cassette_path.resolve().parent
+        parent = resolve_path(cassette_path).parent
         for d in (parent, *parent.parents):
             if (d / BLOB_DIR_NAME).is_dir():
                 return d / BLOB_DIR_NAME
@@ -1448,13 +1498,13 @@ def load_cassette(path: str | os.PathLike[str], store: Path | None = None, *, la
         raise not_regular_error(p, exc) from None
     except FileNotFoundError:
         raise CassetteNotFoundError(
-            f"no cassette at {p.resolve()}. Record it first: run with CASSETTE_MODE=record "
+            f"no cassette at {resolve_path(p)}. Record it first: run with CASSETTE_MODE=record "
             "(or mode='auto', which records when the file is missing).",
             path=p,
         ) from None
     except IsADirectoryError:
         raise CassetteNotFoundError(
-            f"{p.resolve()} is a directory, not a cassette file. Point to the cassette's .json file "
+            f"{resolve_path(p)} is a directory, not a cassette file. Point to the cassette's .json file "
             "(a directory of cassettes is read by `cassette verify` or `cassette ls`).",
             path=p,
         ) from None
@@ -1521,6 +1571,8 @@ def save_cassette(cassette: Cassette, path: Path, threshold: int, *, compress: b
                 return
             data = gzip_bytes(data)
         atomic_write(path, data)
+    except NotRegularFileError as exc:
+        raise not_writable_error(path, exc) from None
     except OSError as exc:  # a file where a directory should be, no permission, a full disk...
         where = exc.filename if exc.filename is not None else path
         reason = (

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cassette._config import resolve_path
 from cassette._errors import BlobError, CassetteError, TamperedBlobError
 from cassette._store import (
     _BLOB_ID,
@@ -360,7 +361,7 @@ def _store_for(path: Path) -> Path:
     if config.store:
         return config.store_path()
     try:
-        path.resolve().relative_to(config.cassette_root())
+        resolve_path(path).relative_to(config.cassette_root())
     except ValueError:
         return default_store_for(path)
     return config.store_path()

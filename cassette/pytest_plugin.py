@@ -43,6 +43,7 @@ from cassette._config import (
     find_pyproject,
     parse_config,
     replace,
+    resolve_path,
 )
 from cassette._errors import CassetteConfigError, CassetteError, CassetteWarning
 from cassette._hygiene import cassette_age, find_orphans, format_age, parse_age
@@ -312,10 +313,10 @@ def default_cassette_path(item: pytest.Item, cassette_root: Path, rootpath: Path
     module = Path(str(item.path))
     base = cassette_root.parent
     try:
-        rel = module.resolve().relative_to(base)
+        rel = resolve_path(module).relative_to(base)
     except ValueError:
         try:
-            rel = module.resolve().relative_to(rootpath.resolve())
+            rel = resolve_path(module).relative_to(resolve_path(rootpath))
         except ValueError:
             rel = Path(module.name)
     parts = [safe_name(p) for p in rel.with_suffix("").parts]
@@ -489,8 +490,8 @@ def cassette_path_for(item: pytest.Item, cfg: Config, options: dict[str, Any] | 
     full = root / path
     if ".." not in path.parts:  # below the cassette dir: nothing to resolve (resolving costs syscalls)
         return full
-    resolved = full.resolve()
-    inside = (root, item.config.rootpath.resolve(), cfg.root.resolve())
+    resolved = resolve_path(full)
+    inside = (root, resolve_path(item.config.rootpath), resolve_path(cfg.root))
     if not any(resolved == base or base in resolved.parents for base in inside):
         raise CassetteConfigError(
             f"{item.nodeid}: @pytest.mark.cassette path {given!r} leads out of the project: it is "
@@ -521,7 +522,7 @@ class _RecordLock:
     """
 
     def __init__(self, path: Path) -> None:
-        self.key = str(path.resolve())
+        self.key = str(resolve_path(path))
         self.handle: Any = None
         with _HELD_LOCK:
             if self.key in _HELD:
@@ -616,7 +617,7 @@ class ItemCassette:
             ):
                 written.unlink(missing_ok=True)  # a skip or setup error before any call: nothing to keep
             if self.session.drift:
-                self.state.drifted.add(str(self.session.path.resolve()))
+                self.state.drifted.add(str(resolve_path(self.session.path)))
 
 
 def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
@@ -630,7 +631,7 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
     if mode is not None:
         parse_mode(mode, source=f"@pytest.mark.cassette on {item.nodeid}")
     mode = _expiry(item, state, path, mode)
-    users = state.users.get(str(path.resolve()), set())
+    users = state.users.get(str(resolve_path(path)), set())
     shared = len(users) > 1
     # a cassette several tests share may be written by any of them (auto records a test whose calls
     # it lacks): each takes the lock, and replaces only its own calls in it (see Session.shared)
@@ -690,7 +691,7 @@ def _expiry(item: pytest.Item, state: RunState, path: Path, mode: str | None) ->
     if age <= state.max_age:
         return mode
     cfg = state.config
-    state.expired[str(path.resolve())] = format_age(age)
+    state.expired[str(resolve_path(path))] = format_age(age)
     message = (
         f"cassette {path} is {format_age(age)} old (by {source}), older than [tool.cassette] "
         f"max_age = {cfg.max_age!r}. Re-record it: CASSETTE_MODE=rerecord pytest {item.nodeid}, "

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from cassette._config import load_config
+from cassette._config import load_config, resolve_path
 from cassette._errors import CassetteError
 from cassette._hygiene import PENDING_SUFFIX, blob_use, cassette_dir, cassette_files, read_manifest, store_for
 
@@ -73,7 +73,7 @@ def accept(pending: Path) -> Path:
         accept(Path("tests/cassettes/triage.pending.json"))  # -> tests/cassettes/triage.json
     """
     doc = read_manifest(pending)
-    store = store_for(pending, load_config(pending.resolve().parent))
+    store = store_for(pending, load_config(resolve_path(pending).parent))
     use = blob_use([doc], store)
     if use.missing:
         raise CassetteError(

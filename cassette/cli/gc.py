@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cassette._config import Config, load_config
+from cassette._config import Config, load_config, resolve_path
 from cassette._errors import CassetteError, CassetteNotFoundError
 from cassette._hygiene import (
     apply_gc,
@@ -49,12 +49,12 @@ def store_users(root: Path, store: Path, config: Config) -> list[Path]:
         store_users(Path("tests/cassettes/a"), Path("tests/cassettes/.blobs"), load_config())
         # [.../tests/cassettes]
     """
-    store = store.resolve()
-    found = [root.resolve()]
+    store = resolve_path(store)
+    found = [resolve_path(root)]
     if store == config.store_path():
         found.append(config.cassette_root())
         if config.store:
-            found.append(config.root.resolve())
+            found.append(resolve_path(config.root))
     if not config.store:
         found.append(store.parent)
     found = list(dict.fromkeys(found))
@@ -70,7 +70,7 @@ def _references_elsewhere(root: Path, store: Path, config: Config) -> tuple[set[
     from cassette._store import read_regular
     from cassette.hooks._snapshot import looks_like_manifest
 
-    root = root.resolve()
+    root = resolve_path(root)
     cassette_root = config.cassette_root()
     searched = store_users(root, store, config)
     docs = []
@@ -78,7 +78,7 @@ def _references_elsewhere(root: Path, store: Path, config: Config) -> tuple[set[
         if base == root:
             continue  # plan_gc has read it; no other directory searched lies inside it
         for path in cassette_files(base, side_files=True):
-            real = path.resolve()
+            real = resolve_path(path)
             if real.is_relative_to(root):
                 continue  # plan_gc has read it
             if not real.is_relative_to(cassette_root):
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             "(e.g. tests/cassettes/.blobs), or leave out --store to clean the one the cassettes use.",
             path=args.store,
         )
-    store = (args.store or store_for(root / "x.json", config)).resolve()
+    store = resolve_path(args.store or store_for(root / "x.json", config))
     plan = plan_gc(root, store)
     if plan.blobs:
         used, searched = _references_elsewhere(root, store, config)

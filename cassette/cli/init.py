@@ -154,6 +154,13 @@ def _pyproject(path: Path, cassette_dir: str) -> bool:
             f"{path} is not valid TOML ({exc}). Fix it, then run cassette init again."
         ) from exc
     tool = doc.get("tool")
+    if tool is not None and not isinstance(tool, dict):  # `tool = 5`: no [tool.<name>] can go under it
+        raise CassetteConfigError(
+            f"{path}: `tool` must be a table (it holds the [tool.<name>] sections), got "
+            f"{type(tool).__name__}. Fix that file: remove or rename its top-level `tool = ...` value, "
+            "then run cassette init again.",
+            path=path,
+        )
     if tool is not None and "cassette" in tool:
         parse_config(path)  # an existing section is kept as is, but it must be valid
         return False

@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import orjson
-
 HELP = "find API keys and other secrets in staged cassettes and blobs, or in any text files"
 
 
@@ -30,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from cassette._config import load_config
     from cassette._errors import CassetteNotFoundError
+    from cassette.cli.verify import json_text
     from cassette.hooks.scan import render_text, scan_paths, scan_staged
 
     if args.staged and args.paths:
@@ -47,9 +46,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         found = scan_paths(args.paths or [str(default)])
     if args.format == "json":
-        sys.stdout.write(
-            orjson.dumps([r.to_json() for r in found], option=orjson.OPT_INDENT_2).decode() + "\n"
-        )
+        sys.stdout.write(json_text([r.to_json() for r in found]))
     elif found:
         print(render_text(found, staged=args.staged))
     return 1 if found else 0

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from cassette._config import load_config
+from cassette._config import load_config, resolve_path
 from cassette._errors import CassetteError, CassetteNotFoundError, CassetteShapeError
 from cassette._hygiene import store_for
 from cassette._store import load_cassette
@@ -70,7 +70,7 @@ def timeline(path: Path) -> list[dict[str, Any]]:
 
         timeline(Path("tests/cassettes/triage.json"))[0]["what"]  # "openai gpt-4o-mini"
     """
-    config = load_config(path.resolve().parent)
+    config = load_config(resolve_path(path).parent)
     try:
         cassette = load_cassette(path, store_for(path, config))
     except CassetteNotFoundError:
@@ -78,7 +78,7 @@ def timeline(path: Path) -> list[dict[str, Any]]:
             raise
         # load_cassette's advice is to record it; show only reads, so the path is what to check
         raise CassetteNotFoundError(
-            f"no cassette at {path.resolve()}: the file does not exist. Check the path "
+            f"no cassette at {resolve_path(path)}: the file does not exist. Check the path "
             "(`cassette ls` lists the cassettes under the cassette directory).",
             path=path,
         ) from None

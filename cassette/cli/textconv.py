@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 HELP = "print a cassette with its blobs inlined, for `git diff` (diff.cassette.textconv)"
 
@@ -14,10 +15,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cassette._errors import CassetteIOError, CassetteNotFoundError
+    from cassette._store import NotRegularFileError, not_regular_error
     from cassette.hooks.textconv import render
 
-    try:
+    try:  # a FIFO or a device (/dev/zero) is refused, not waited on or read forever
         data = render(args.file)
+    except NotRegularFileError as exc:
+        raise not_regular_error(Path(args.file), exc) from None
     except FileNotFoundError:
         raise CassetteNotFoundError(f"no such file {args.file}. Check the path.", path=args.file) from None
     except IsADirectoryError:

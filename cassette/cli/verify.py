@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -18,6 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("-v", "--verbose", action="store_true", help="list sound cassettes too")
+
+
+def json_text(value: Any) -> str:
+    """``value`` as indented JSON text plus a newline, whatever its strings hold."""
+    from cassette._store import json_safe
+
+    return orjson.dumps(json_safe(value), option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def _check_inputs(paths: list[str]) -> None:
@@ -60,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     report = verify_staged() if args.staged else verify_paths(args.paths or [str(default)])
     if args.format == "json":
-        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(json_text(report.to_json()))
     elif not report.ok or args.verbose:
         print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)
     else:  # one line even on success, so a user (or a CI log) can see that it ran and what it covered

@@ -14,7 +14,12 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["textconv"] and len(args) == 2:
         from cassette.hooks.textconv import render
 
-        sys.stdout.buffer.write(render(args[1]))
+        try:
+            data = render(args[1])
+        except OSError as exc:  # missing, a directory, a FIFO or a device: one line, not a traceback
+            print(f"cassette textconv: error: {exc}", file=sys.stderr)
+            return 2
+        sys.stdout.buffer.write(data)
         return 0
     print("usage: python -m cassette.hooks pre-commit | textconv FILE", file=sys.stderr)
     return 2

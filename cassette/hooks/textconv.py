@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cassette._errors import CassetteError
-from cassette._store import default_store_for, loads, parse_manifest, pretty_json
+from cassette._store import default_store_for, loads, parse_manifest, pretty_json, read_regular
 
 
 def _stores(path: Path) -> list[Path]:
@@ -44,7 +44,7 @@ def render(path: str | os.PathLike[str]) -> bytes:
         sys.stdout.buffer.write(render("tests/cassettes/triage.json"))
     """
     p = Path(path)
-    data = p.read_bytes()
+    data = read_regular(p, limit=None)  # a FIFO or a device (/dev/zero): NotRegularFileError, not read
     try:
         return _render(p, data)
     except (CassetteError, OSError, RecursionError, ValueError):  # a damaged or foreign file: as it is

@@ -224,6 +224,46 @@ def test_a_session_refuses(tmp_path: Path, kind: str, mode: str) -> None:
             within_deadline(run, fifos=(path,))
 
 
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+@pytest.mark.parametrize("mode", ["record", "rerecord-pending"])
+def test_recording_over_a_special_file_is_refused_before_it_runs_and_leaves_it_there(
+    tmp_path: Path, kind: str, mode: str
+) -> None:
+    # the atomic rename would put a regular file in its place (as root, /dev/null itself)
+    cassette_path = tmp_path / "f.json"
+    if mode == "rerecord-pending":
+        cassette_path.write_bytes(_valid_manifest())
+    target = tmp_path / ("f.pending.json" if mode == "rerecord-pending" else "f.json")
+    ran: list[str] = []
+
+    def run() -> None:
+        with cassette.using(cassette_path, mode=mode.split("-")[0]):
+            ran.append("block")
+
+    with special_file(target, kind) as path:
+        with pytest.raises(CassetteIOError) as info:
+            within_deadline(run, fifos=(path,))
+        assert not ran  # refused when the block starts, not after a whole recording
+        message = str(info.value)
+        assert target.name in message and "not a regular file" in message and "record again" in message
+        mode_now = os.lstat(path).st_mode
+        assert stat.S_ISFIFO(mode_now) if kind == "fifo" else stat.S_ISSOCK(mode_now)
+
+
+@needs_fifo
+def test_a_special_file_that_appears_before_the_save_is_not_replaced(tmp_path: Path) -> None:
+    from cassette._model import Cassette
+    from cassette._store import save_cassette
+
+    path = tmp_path / "f.json"
+    os.mkfifo(path)
+    with pytest.raises(CassetteIOError, match="a FIFO"):
+        within_deadline(
+            lambda: save_cassette(Cassette(path=path, interactions=[]), path, 4096), fifos=(path,)
+        )
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
 # --- the command line -----------------------------------------------------------------------------------
 
 
@@ -374,3 +414,49 @@ def test_a_sparse_blob_larger_than_any_cassette_file_is_refused_unread(tmp_path:
         fh.truncate(MAX_MANIFEST_BYTES + 1)
     with memory_cap(), pytest.raises(cassette.MissingBlobError, match="cassette did not write it"):
         store.get(blob_id, manifest=tmp_path / "c.json")
+
+
+# --- paths no file can be read at ---------------------------------------------------------------------
+
+
+@needs_symlinks
+def test_a_symlink_loop_is_a_cassette_io_error_not_a_runtime_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Python 3.11's Path.resolve() raises RuntimeError on a loop; every reader must name the file
+    monkeypatch.chdir(tmp_path)
+    os.symlink("loop.json", tmp_path / "loop.json")
+    with pytest.raises(CassetteIOError, match=r"loop\.json"):
+        with cassette.using("loop.json", mode="replay"):
+            pass
+    code, _, err = cli(capsys, (), "show", "loop.json")
+    assert code != 0 and "loop.json" in err
+    # a store that loops: gc says what it found, it does not crash
+    (tmp_path / "pyproject.toml").write_text('[tool.cassette]\nstore = "blobs"\n')
+    os.symlink("blobs", tmp_path / "blobs")
+    code, _, err = cli(capsys, (), "gc", ".")
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("mode", ["auto", "rerecord"])
+def test_a_cassette_name_too_long_for_the_file_system_is_a_cassette_io_error(
+    tmp_path: Path, mode: str
+) -> None:
+    path = tmp_path / ("x" * 300 + ".json")
+    with pytest.raises(CassetteIOError, match="shorter"):
+        with cassette.using(path, mode=mode):
+            pass
+
+
+@needs_fifo
+def test_the_git_textconv_driver_refuses_a_fifo_and_a_missing_file_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cassette.hooks.__main__ import main as hooks_main
+
+    fifo = tmp_path / "f.json"
+    os.mkfifo(fifo)
+    assert within_deadline(lambda: hooks_main(["textconv", str(fifo)]), fifos=(fifo,)) == 2
+    assert hooks_main(["textconv", str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert "a FIFO" in err and "missing.json" in err and "Traceback" not in err

@@ -347,12 +347,37 @@ def _generic(response: dict[str, Any], status: int, *, volatile: frozenset[str])
     if "json" in response:
         body = _strip(response["json"], volatile)
         return Output(data=body, structured=isinstance(body, dict | list), known=False)
-    if "events" in response:
+    if isinstance(response.get("events"), list):
         parsed = [_strip(d, volatile) for _, d in _sse(response["events"])]
         return Output(data=parsed, structured=True, known=False)
     if "text" in response:
         return _with_structured(Output(text=str(response["text"]), known=False))
     return Output(data=_strip({k: v for k, v in response.items() if k != "headers"}, volatile), known=False)
+
+
+def _provider_output(body: Any, events: Any) -> Output | None:
+    """The output of a response in a known provider's shape; ``None`` when it is in none of them.
+
+    Raises ``AttributeError``/``TypeError``/… when a part of a known shape holds the wrong type.
+    """
+    if isinstance(body, dict):
+        if isinstance(body.get("choices"), list):
+            return _chat_json(body)
+        if body.get("object") == "response" or (isinstance(body.get("output"), list) and "status" in body):
+            return _responses_json(body)
+        if body.get("type") == "message" and isinstance(body.get("content"), list):
+            return _anthropic_json(body)
+    elif isinstance(events, list):
+        parsed = _sse(events)
+        first = next((d for _, d in parsed if isinstance(d, dict)), {})
+        kind_of = str(first.get("type", ""))
+        if first.get("object") == "chat.completion.chunk" or "choices" in first:
+            return _chat_events(parsed)
+        if kind_of.startswith("response."):
+            return _responses_events(parsed)
+        if kind_of in ("message_start", "content_block_start", "ping"):
+            return _anthropic_events(parsed)
+    return None
 
 
 def extract(kind: str, response: dict[str, Any], *, volatile: frozenset[str] = VOLATILE) -> Output:
@@ -384,24 +409,11 @@ def extract(kind: str, response: dict[str, Any], *, volatile: frozenset[str] = V
     if status >= 400:
         err_body = body if body is not None else response.get("text")
         return Output(error=_error_of(status, err_body))
-    out: Output | None = None
-    if isinstance(body, dict):
-        if isinstance(body.get("choices"), list):
-            out = _chat_json(body)
-        elif body.get("object") == "response" or (isinstance(body.get("output"), list) and "status" in body):
-            out = _responses_json(body)
-        elif body.get("type") == "message" and isinstance(body.get("content"), list):
-            out = _anthropic_json(body)
-    elif isinstance(events, list):
-        parsed = _sse(events)
-        first = next((d for _, d in parsed if isinstance(d, dict)), {})
-        kind_of = str(first.get("type", ""))
-        if first.get("object") == "chat.completion.chunk" or "choices" in first:
-            out = _chat_events(parsed)
-        elif kind_of.startswith("response."):
-            out = _responses_events(parsed)
-        elif kind_of in ("message_start", "content_block_start", "ping"):
-            out = _anthropic_events(parsed)
+    try:
+        out = _provider_output(body, events)
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError):
+        # the provider's shape with a wrong type inside (a hand edit, a broken merge): compare as data
+        out = None
     if out is None:
         out = _generic(response, status, volatile=volatile)
     # A stream cut short (the session ended first) is a truncation whatever its events say.
@@ -555,6 +567,15 @@ def compare_outputs(old: Output, new: Output, *, backend: str | None = None) -> 
             "error",
             f"error: {old.error or 'none'} → {new.error or 'none'}",
             excerpt=f"{_clip(old.error or 'ok')} → {_clip(new.error or 'ok')}",
+        )
+    if old.known != new.known and old.truncated == new.truncated:
+        # one side is in a provider's shape, the other is not (or holds a wrong type): its text and
+        # tool calls cannot be read, so say so rather than report them gone
+        state = "no longer" if old.known else "now"
+        return _Verdict(
+            "shape",
+            f"response changed: it is {state} in a provider shape drift can read; "
+            "check the recording, restore it from git or re-record",
         )
     names_old, names_new = [c.name for c in old.tool_calls], [c.name for c in new.tool_calls]
     if names_old != names_new:
@@ -807,6 +828,7 @@ def _modified(
     res_a, err_c = _hydrated(old, a.response)
     res_b, err_d = _hydrated(new, b.response)
     label = _label(b.kind, req_b if isinstance(req_b, dict) else {})
+    label = label or _label(a.kind, req_a if isinstance(req_a, dict) else {})  # an emptied request
     tokens = (_tokens(res_a), _tokens(res_b))
     unreadable = err_a or err_b or err_c or err_d
     if unreadable:
@@ -843,7 +865,8 @@ def _modified(
         response_fields = [p for p, _, _ in stripped if not p.startswith("headers.")]
     sides = _tool_sides(b.kind, request_fields, verdict.category)
     if request_fields:
-        shown = ", ".join(request_fields[:4]) + (" …" if len(request_fields) > 4 else "")
+        shown = ", ".join(p or "(empty request)" for p in request_fields[:4])
+        shown += " …" if len(request_fields) > 4 else ""
         reason = f"request differs in {shown}; output {verdict.category}"
         if verdict.reason and verdict.category != "volatile-only":
             reason += f": {verdict.reason}"
@@ -886,7 +909,7 @@ def _modified(
 def _tool_sides(kind: str, request_fields: list[str], output_category: str) -> tuple[str, ...]:
     """``("request",)`` when the tools offered differ, ``("response",)`` when other tools were called."""
     sides: list[str] = []
-    if kind == "llm" and any(_split_path(p)[0] in TOOL_OFFER_FIELDS for p in request_fields):
+    if kind == "llm" and any((_split_path(p) or [""])[0] in TOOL_OFFER_FIELDS for p in request_fields):
         sides.append("request")
     if output_category == "tools":
         sides.append("response")

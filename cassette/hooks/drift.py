@@ -21,6 +21,7 @@ import orjson
 from cassette._drift import CATEGORIES, DESCRIPTIONS, REGRESSIONS, TOOL_SIDES, DriftItem, compare_cassettes
 from cassette._errors import CassetteConfigError, CassetteError
 from cassette._model import Cassette
+from cassette._store import json_safe
 
 PENDING_SUFFIX = ".pending.json"
 
@@ -485,4 +486,5 @@ def render_markdown(drifts: list[CassetteDrift]) -> str:
 
 def render_json(drifts: list[CassetteDrift]) -> str:
     """Every cassette's drift as a JSON list (volatile-only items included)."""
-    return _masked(orjson.dumps([d.to_json() for d in drifts], option=orjson.OPT_INDENT_2).decode() + "\n")
+    data = json_safe([d.to_json() for d in drifts])
+    return _masked(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -315,10 +315,8 @@ def plan_gc(root: Path, store: Path) -> GcPlan:
         plan = plan_gc(Path("tests/cassettes"), Path("tests/cassettes/.blobs"))
         [p.name for p in plan.blobs]
     """
-    root, store = (
-        resolve_path(root),
-        resolve_path(store),
-    )  # one spelling per file: the store may lie inside root
+    # one spelling per file: the store may lie inside root
+    root, store = resolve_path(root), resolve_path(store)
     docs = []
     for path in cassette_files(root, side_files=True):
         try:

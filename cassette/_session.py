@@ -837,12 +837,8 @@ class Session:
             for s in self._live_slots():
                 run_stats.recorded_calls[s.kind] = run_stats.recorded_calls.get(s.kind, 0) + 1
             run_stats.tokens_saved += self._tokens_saved
-            try:
-                where = str(resolve_path(self.path))
-            except OSError:
-                where = str(self.path.absolute())
-            else:
-                run_stats.cassettes_used.add(where)
+            where = str(resolve_path(self.path))  # never raises: a looping path is made absolute
+            run_stats.cassettes_used.add(where)
             run_stats.files.setdefault(what, set()).add(where)
 
 

@@ -182,7 +182,7 @@ def _load_config(config: pytest.Config) -> Config:
             raise CassetteConfigError(
                 f"--cassette-dir={chosen!r} names no directory. Give a directory such as tests/cassettes."
             )
-        where = Path(chosen).resolve()
+        where = resolve_path(Path(chosen))
         if where.exists() and not where.is_dir():
             raise CassetteConfigError(
                 f"--cassette-dir={chosen}: {where} is a file, not a directory. Give the directory that "
@@ -843,7 +843,7 @@ def pytest_collection_modifyitems(
             options = _marker_options(item)
             if options is None and "cassette" not in fixturenames:
                 continue
-            path = str(cassette_path_for(item, state.config, options).resolve())
+            path = str(resolve_path(cassette_path_for(item, state.config, options)))
         except (CassetteError, OSError, TypeError, ValueError):
             continue  # reported when the test runs
         state.users.setdefault(path, set()).add(item.nodeid)  # several: a shared cassette (_open_session)
@@ -931,7 +931,7 @@ def _partial_run(session: pytest.Session, state: RunState) -> str | None:
         return "node ids selected part of the suite"
     if config.args_source == pytest.Config.ArgsSource.ARGS:
         root = state.config.cassette_root()
-        dirs = [Path(config.invocation_params.dir, str(a)).resolve() for a in config.args]
+        dirs = [resolve_path(Path(config.invocation_params.dir, str(a))) for a in config.args]
         if not any(d.is_dir() and (root == d or d in root.parents) for d in dirs):
             return "the paths given do not contain the cassette directory"
     return None

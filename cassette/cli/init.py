@@ -15,7 +15,7 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from cassette._config import parse_config
+from cassette._config import parse_config, resolve_path
 from cassette._errors import CassetteConfigError, CassetteError
 from cassette._store import atomic_write
 
@@ -302,7 +302,7 @@ def _git_diff(root: Path) -> bool:
         repo = Repo.discover(str(root))
     except NotGitRepository:
         raise CassetteError(
-            f"{root.resolve()} is not inside a git repository, so --git-diff has no .git/config to set. "
+            f"{resolve_path(root)} is not inside a git repository, so --git-diff has no .git/config to set. "
             "Run `git init` first, or drop --git-diff.",
             path=root,
         ) from None

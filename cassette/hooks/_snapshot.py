@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from cassette._config import resolve_path
 from cassette._errors import (
     CassetteError,
     CassetteShapeError,
@@ -54,7 +55,7 @@ def open_repo(start: str | os.PathLike[str] | None = None) -> Any:
     """
     from cassette._git import find_repo
 
-    here = Path(start or Path.cwd()).resolve()
+    here = resolve_path(Path(start or Path.cwd()))
     repo = find_repo(here)
     if repo is None:
         raise NotAGitRepositoryError(
@@ -73,7 +74,7 @@ def blob_path_id(path: str) -> str | None:
 def display_path(path: str | os.PathLike[str]) -> str:
     """``path`` relative to the working directory when it is below it (what a person would type)."""
     try:
-        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return resolve_path(Path(path)).relative_to(resolve_path(Path.cwd())).as_posix()
     except (ValueError, OSError):
         return os.fspath(path)
 
@@ -398,7 +399,7 @@ def in_cassette_dir(path: str, root: Path) -> bool:
 
     target = root / path
     try:
-        target.resolve().relative_to(load_config(target.parent).cassette_root().resolve())
+        resolve_path(target).relative_to(resolve_path(load_config(target.parent).cassette_root()))
     except (ValueError, OSError):
         return False
     return True
@@ -465,7 +466,7 @@ def store_dir_for(manifest: str, stores: set[str], root: Path) -> str:
     manifest_dir = PurePosixPath(manifest).parent
     config = load_config(root / manifest_dir)
     try:
-        config_rel = PurePosixPath(config.root.resolve().relative_to(root.resolve()).as_posix())
+        config_rel = PurePosixPath(resolve_path(config.root).relative_to(resolve_path(root)).as_posix())
     except ValueError:
         config_rel = None
     if config_rel is not None:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cassette._config import resolve_path
 from cassette._errors import CassetteError
 
 MARKER = "# cassette-hook"
@@ -96,7 +97,7 @@ def install_textconv(repo: Any) -> list[str]:
     root = Path(repo.path)
     cfg = load_config(root)
     try:
-        cassette_dir = cfg.cassette_root().relative_to(root.resolve()).as_posix()
+        cassette_dir = cfg.cassette_root().relative_to(resolve_path(root)).as_posix()
     except ValueError:
         cassette_dir = "tests/cassettes"
     line = f"{cassette_dir}/**/*.json diff=cassette"

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from cassette._config import resolve_path
 from cassette._secrets import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
 from cassette._store import _BLOB_ID, BLOB_DIR_NAME, atomic_write, git_blob_id, loads
 
@@ -158,7 +159,7 @@ def _in_scope(path: str, dirs: tuple[str, ...], all_files: bool) -> bool:
 
 def _repo_relative(path: Path, root: Path) -> str | None:
     try:
-        return path.relative_to(root.resolve()).as_posix()
+        return path.relative_to(resolve_path(root)).as_posix()
     except ValueError:
         return None
 

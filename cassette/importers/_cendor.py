@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from cassette._config import resolve_path
 from cassette._errors import CassetteIOError
 from cassette._store import loads, request_key
 from cassette.importers._common import (
@@ -329,10 +330,10 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise CassetteImportError(f"no file at {path.resolve()}; check the path.", path=path) from None
+        raise CassetteImportError(f"no file at {resolve_path(path)}; check the path.", path=path) from None
     except IsADirectoryError:
         raise CassetteImportError(
-            f"{path.resolve()} is a directory; pass one cendor file.", path=path
+            f"{resolve_path(path)} is a directory; pass one cendor file.", path=path
         ) from None
     except OSError as exc:  # no permission, a name too long, a symlink loop...
         raise CassetteIOError(

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from cassette._config import resolve_path
 from cassette._errors import CassetteError, CassetteIOError
 from cassette._model import Cassette, HttpRequest, Interaction
 from cassette._store import default_store_for, request_key, save_cassette
@@ -233,7 +234,7 @@ def _store_for(path: Path) -> Path:
     if config.store:
         return config.store_path()
     try:
-        path.resolve().relative_to(config.cassette_root())
+        resolve_path(path).relative_to(config.cassette_root())
     except ValueError:
         return default_store_for(path)
     return config.store_path()
@@ -255,7 +256,7 @@ def save_converted(
         ) from None
     if exists and not overwrite:
         raise error(
-            f"{path.resolve()} already exists; pass overwrite=True (--force) to replace it, or choose "
+            f"{resolve_path(path)} already exists; pass overwrite=True (--force) to replace it, or choose "
             "another --to path.",
             path=path,
         )

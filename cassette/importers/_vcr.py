@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from cassette._config import resolve_path
 from cassette._errors import CassetteIOError
 from cassette._store import loads, request_key
 from cassette.importers._common import (
@@ -264,10 +265,11 @@ def read_vcr(path: Path) -> VcrFile:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise CassetteImportError(f"no file at {path.resolve()}; check the path.", path=path) from None
+        raise CassetteImportError(f"no file at {resolve_path(path)}; check the path.", path=path) from None
     except IsADirectoryError:
         raise CassetteImportError(
-            f"{path.resolve()} is a directory; pass one cassette file (import each file in turn).", path=path
+            f"{resolve_path(path)} is a directory; pass one cassette file (import each file in turn).",
+            path=path,
         ) from None
     except OSError as exc:  # no permission, a name too long, a symlink loop...
         raise CassetteIOError(

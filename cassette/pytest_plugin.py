@@ -483,11 +483,26 @@ def cassette_path_for(item: pytest.Item, cfg: Config, options: dict[str, Any] | 
     if given is None:
         return default_cassette_path(item, root, item.config.rootpath)
     path = Path(os.fspath(given))
-    if not path.suffix:
-        path = path.with_suffix(".json")
+    hidden = [p for p in path.parts if p.startswith(".") and p != ".."]
+    if hidden and not path.is_absolute():
+        raise CassetteConfigError(
+            f"{item.nodeid}: @pytest.mark.cassette path {given!r} has a hidden part ({hidden[0]!r}): "
+            "`cassette ls`, `verify` and `gc` skip hidden files and folders, so gc would delete the "
+            "blobs it needs. Use a name that does not start with a dot."
+        )
+    legacy: Path | None = None
+    if path.suffix != ".json":  # "gpt-4.1" and "notes.yaml" too: a cassette file is always *.json
+        legacy, path = path, path.with_name(path.name + ".json")
+    full = path if path.is_absolute() else root / path
+    if legacy is not None and not full.exists() and full.with_name(legacy.name).is_file():
+        old = full.with_name(legacy.name)
+        raise CassetteConfigError(
+            f"{item.nodeid}: its cassette is {full}, but an earlier release wrote it as {old} "
+            "(without `.json`, which `cassette ls`, `verify` and `gc` do not see: gc would delete its "
+            f"blobs). Rename it: git mv {old} {full}"
+        )
     if path.is_absolute():
         return path
-    full = root / path
     if ".." not in path.parts:  # below the cassette dir: nothing to resolve (resolving costs syscalls)
         return full
     resolved = resolve_path(full)

@@ -97,6 +97,52 @@ def test_a_relative_marker_path_may_not_lead_out_of_the_project(suite: pytest.Py
     assert not (suite.path.parent.parent / "escaped.json").exists()
 
 
+def test_a_marker_name_with_a_dot_still_gets_json(suite: pytest.Pytester) -> None:
+    # before: "gpt-4.1" and "notes.yaml" were written as given; `cassette ls` did not list them and
+    # `cassette gc --apply` deleted their blobs as unreferenced
+    suite.makepyfile(
+        test_dots=HEADER
+        + "\n@pytest.mark.cassette('model-gpt-4.1')\ndef test_model():\n    lookup('A-1')\n"
+        + "\n@pytest.mark.cassette('notes.yaml')\ndef test_notes():\n    lookup('A-2')\n"
+    )
+    result = suite.runpytest()
+    result.assert_outcomes(passed=2)
+    cassettes = suite.path / "tests" / "cassettes"
+    assert sorted(p.name for p in cassettes.glob("*.json")) == ["model-gpt-4.1.json", "notes.yaml.json"]
+    assert not (cassettes / "model-gpt-4.1").exists()
+
+
+def test_a_cassette_an_earlier_release_wrote_without_json_is_named_with_the_rename(
+    suite: pytest.Pytester,
+) -> None:
+    suite.makepyfile(
+        test_old=HEADER + "\n@pytest.mark.cassette('model-gpt-4.1')\ndef test_model():\n    lookup('A-1')\n"
+    )
+    suite.runpytest().assert_outcomes(passed=1)
+    cassettes = suite.path / "tests" / "cassettes"
+    (cassettes / "model-gpt-4.1.json").rename(cassettes / "model-gpt-4.1")  # as the old plugin named it
+    result = suite.runpytest()
+    result.assert_outcomes(errors=1)
+    no_traceback(result)
+    result.stdout.fnmatch_lines(
+        ["*an earlier release wrote it as *model-gpt-4.1 *git mv *model-gpt-4.1.json*"]
+    )
+
+
+def test_a_hidden_marker_path_is_refused(suite: pytest.Pytester) -> None:
+    # `ls`, `verify` and `gc` skip hidden files and folders: gc would delete such a cassette's blobs
+    suite.makepyfile(
+        test_hidden=HEADER
+        + "\n@pytest.mark.cassette('.hidden')\ndef test_a():\n    lookup('A-1')\n"
+        + "\n@pytest.mark.cassette('sub/.cache/x')\ndef test_b():\n    lookup('A-1')\n"
+    )
+    result = suite.runpytest()
+    result.assert_outcomes(errors=2)
+    no_traceback(result)
+    result.stdout.fnmatch_lines(["*test_a: @pytest.mark.cassette path '.hidden' has a hidden part*"])
+    assert not list((suite.path / "tests").rglob(".hidden*"))
+
+
 def test_stacked_markers_never_silently_drop_one(suite: pytest.Pytester) -> None:
     # before: of two path markers on one test one was ignored, and a subclass's marker lost to its
     # base class's, a pytest.param's marks to the function's decorator

@@ -236,6 +236,11 @@ def _matches(host: str, pattern: str) -> bool:
             return ipaddress.ip_address(host) in ipaddress.ip_network(pattern, strict=False)
         except ValueError:
             return False
+    if ":" in pattern:  # an IPv6 address, bracketed or not, in any of its spellings ([::1], 0::1)
+        try:
+            return ipaddress.ip_address(host) == ipaddress.ip_address(pattern.strip("[]"))
+        except ValueError:
+            return False
     return host == pattern or fnmatch.fnmatchcase(host, pattern)
 
 

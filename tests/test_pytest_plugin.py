@@ -464,6 +464,40 @@ def test_guard_can_block_loopback_and_allow_listed_hosts(
     assert not nothing_connected(listener)
 
 
+@pytest.mark.parametrize("spelling", ["::1", "[::1]", "0::1", "0:0:0:0:0:0:0:1"])
+def test_an_allowed_ipv6_loopback_matches_in_any_spelling(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    # before: "[::1]" and "0::1" passed the check of allow-host entries but matched nothing
+    try:
+        sock = socket.socket(socket.AF_INET6)
+        sock.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    sock.listen(8)
+    monkeypatch.setenv("LISTENER_PORT", str(sock.getsockname()[1]))
+    pytester.makepyfile(
+        test_v6="""
+import os
+import socket
+import pytest
+
+@pytest.mark.cassette
+def test_v6():
+    socket.create_connection(("::1", int(os.environ["LISTENER_PORT"])), timeout=2).close()
+"""
+    )
+    folder = pytester.path / "tests" / "cassettes" / "test_v6"
+    folder.mkdir(parents=True)
+    (folder / "test_v6.json").write_text(EMPTY)
+    try:
+        pytester.runpytest("--cassette-block-loopback").assert_outcomes(failed=1)
+        allowed = pytester.runpytest("--cassette-block-loopback", f"--cassette-allow-host={spelling}")
+        allowed.assert_outcomes(passed=1)
+    finally:
+        sock.close()
+
+
 def test_guard_can_be_turned_off_by_flag_config_or_marker(
     guard_suite: pytest.Pytester, listener: socket.socket
 ) -> None:

@@ -720,19 +720,13 @@ def _expiry(item: pytest.Item, state: RunState, path: Path, mode: str | None) ->
     return mode
 
 
-@pytest.fixture
-def cassette(request: pytest.FixtureRequest) -> Iterator[Session]:
-    """The live `Session` of this test: ``interactions``, ``stats()``, ``mode``, ``path``.
+# The session's own fixture, under a name no test takes: a test parameter or a project fixture
+# called `cassette` hides the public one, and must not switch off what a marker asks for.
+_SESSION_FIXTURE = "_cassette_session"
 
-    Requesting it opens the test's cassette (at the default path unless a
-    ``cassette`` marker says otherwise); the marker opens it without the fixture.
 
-    Example::
-
-        def test_triage(cassette, openai_client):
-            run_agent(openai_client, "My card was charged twice")
-            assert [i.kind for i in cassette.interactions][:1] == ["llm"]
-    """
+@pytest.fixture(name=_SESSION_FIXTURE)
+def _cassette_session(request: pytest.FixtureRequest) -> Iterator[Session]:
     try:
         holder = _open_session(request)
     except CassetteError as exc:
@@ -756,7 +750,23 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Session]:
 
 
 @pytest.fixture
-def cassette_session(cassette: Session) -> Session:
+def cassette(_cassette_session: Session) -> Session:
+    """The live `Session` of this test: ``interactions``, ``stats()``, ``mode``, ``path``.
+
+    Requesting it opens the test's cassette (at the default path unless a
+    ``cassette`` marker says otherwise); the marker opens it without the fixture.
+
+    Example::
+
+        def test_triage(cassette, openai_client):
+            run_agent(openai_client, "My card was charged twice")
+            assert [i.kind for i in cassette.interactions][:1] == ["llm"]
+    """
+    return _cassette_session
+
+
+@pytest.fixture
+def cassette_session(_cassette_session: Session) -> Session:
     """The same session as the ``cassette`` fixture, for tests that also use the ``cassette`` module.
 
     Example::
@@ -766,14 +776,14 @@ def cassette_session(cassette: Session) -> Session:
             ...
             assert cassette_session.interactions
     """
-    return cassette
+    return _cassette_session
 
 
 @pytest.fixture(autouse=True)
 def _cassette_marker(request: pytest.FixtureRequest) -> None:
     """Open the cassette for tests marked ``@pytest.mark.cassette`` before any other function fixture."""
     if request.node.get_closest_marker("cassette") is not None:
-        request.getfixturevalue("cassette")
+        request.getfixturevalue(_SESSION_FIXTURE)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -856,7 +866,7 @@ def pytest_collection_modifyitems(
         fixturenames = getattr(item, "fixturenames", ())
         try:
             options = _marker_options(item)
-            if options is None and "cassette" not in fixturenames:
+            if options is None and _SESSION_FIXTURE not in fixturenames:
                 continue
             path = str(resolve_path(cassette_path_for(item, state.config, options)))
         except (CassetteError, OSError, TypeError, ValueError):

@@ -143,6 +143,28 @@ def test_a_hidden_marker_path_is_refused(suite: pytest.Pytester) -> None:
     assert not list((suite.path / "tests").rglob(".hidden*"))
 
 
+def test_a_parameter_or_fixture_named_cassette_does_not_switch_the_marker_off(suite: pytest.Pytester) -> None:
+    # before: the marker asked pytest for "cassette" and got the test's own parameter or fixture, so
+    # no session opened: mode="replay" with no file passed, and nothing was recorded
+    suite.makeconftest("import pytest\n\n@pytest.fixture\ndef cassette():\n    return 'mine'\n")
+    suite.makepyfile(
+        test_names=HEADER
+        + "\n@pytest.mark.cassette('p', mode='replay')\n@pytest.mark.parametrize('cassette', ['a'])\n"
+        + "def test_param(cassette):\n    assert cassette == 'a'\n    lookup('A-1')\n"
+        + "\n@pytest.mark.cassette('f', mode='replay')\ndef test_fixture(cassette):\n"
+        + "    assert cassette == 'mine'\n    lookup('A-1')\n"
+        + "\n@pytest.mark.cassette('recorded')\ndef test_records(cassette):\n    lookup('A-2')\n"
+    )
+    result = suite.runpytest()
+    result.assert_outcomes(passed=1, errors=2)  # no file to replay: the two replays fail by name
+    no_traceback(result)
+    result.stdout.fnmatch_lines(
+        ["*test_param*CassetteNotFoundError*", "*test_fixture*CassetteNotFoundError*"]
+    )
+    recorded = json.loads((suite.path / "tests" / "cassettes" / "recorded.json").read_text())
+    assert [i["kind"] for i in recorded["interactions"]] == ["tool"]
+
+
 def test_stacked_markers_never_silently_drop_one(suite: pytest.Pytester) -> None:
     # before: of two path markers on one test one was ignored, and a subclass's marker lost to its
     # base class's, a pytest.param's marks to the function's decorator

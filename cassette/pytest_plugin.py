@@ -55,6 +55,7 @@ from cassette._netguard import (
     take_blocked,
 )
 from cassette._session import Mode, RunStats, Session, failed_path, parse_mode, resolve_mode, run_stats
+from cassette._store import load_cassette
 
 MARKER_OPTIONS = (
     "path",
@@ -88,6 +89,7 @@ class RunState:
     saved_stats: dict[str, Any] | None = None
     stats: RunStats = field(default_factory=RunStats)
     claimed: set[str] = field(default_factory=set)  # cassettes of collected tests, run or not
+    collected: set[str] = field(default_factory=set)  # node ids of every collected test, run or not
     # cassette -> the ids of the collected tests using it (those of more than one are shared)
     users: dict[str, set[str]] = field(default_factory=dict)
     drifted: set[str] = field(default_factory=set)
@@ -647,6 +649,10 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
         parse_mode(mode, source=f"@pytest.mark.cassette on {item.nodeid}")
     mode = _expiry(item, state, path, mode)
     users = state.users.get(str(resolve_path(path)), set())
+    if resolve_mode(mode, cfg) in (Mode.RECORD, Mode.RERECORD):
+        # calls the file holds for tests this run did not collect (a node id or a file given, --lf):
+        # kept, as the calls of a test sharing it; only a test collected elsewhere no longer shares it
+        users = users | _owners_not_collected(path, cfg, state, item)
     shared = len(users) > 1
     # a cassette several tests share may be written by any of them (auto records a test whose calls
     # it lacks): each takes the lock, and replaces only its own calls in it (see Session.shared)
@@ -674,6 +680,24 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
             lock.release()
         raise
     return ItemCassette(session, state, guard, lock)
+
+
+def _owners_not_collected(path: Path, cfg: Config, state: RunState, item: pytest.Item) -> set[str]:
+    """The tests other than ``item`` whose calls the cassette at ``path`` holds and that this run
+    did not see: not collected, in a file it did not collect or that a node id picked tests from.
+
+    A test missing from a file collected whole (``-k`` and ``--lf`` deselect after collection) was
+    removed or renamed: its calls are not kept. None when the file cannot be read (opening it
+    reports why).
+    """
+    try:
+        held = load_cassette(path, cfg.store_path())
+    except (CassetteError, OSError):
+        return set()
+    owners = {i.extra.get("test") for i in held.interactions} - {item.nodeid, *state.collected}
+    picked = any("::" in str(arg) for arg in item.config.args)  # node ids: their files are partial
+    whole = set() if picked else {nodeid.split("::", 1)[0] for nodeid in state.collected}
+    return {o for o in owners if isinstance(o, str) and o.split("::", 1)[0] not in whole}
 
 
 def _item_guard(state: RunState, options: dict[str, Any], path: Path) -> NetworkPolicy | None:
@@ -862,6 +886,7 @@ def pytest_collection_modifyitems(
     state = config.stash.get(_STATE, None)
     if state is None:
         return
+    state.collected.update(item.nodeid for item in items)
     for item in items:
         fixturenames = getattr(item, "fixturenames", ())
         try:

@@ -165,6 +165,29 @@ def test_a_parameter_or_fixture_named_cassette_does_not_switch_the_marker_off(su
     assert [i["kind"] for i in recorded["interactions"]] == ["tool"]
 
 
+def test_recording_one_test_of_a_shared_cassette_by_node_id_keeps_the_others_calls(
+    suite: pytest.Pytester,
+) -> None:
+    # before: `pytest test_a.py::test_a --cassette-mode=record` (or --lf, or one file) saw one user of
+    # the cassette, recorded it as its own and dropped test_b's calls; the next full replay missed
+    suite.makepyfile(
+        test_a=HEADER + "\n@pytest.mark.cassette('shared')\ndef test_a():\n    lookup('A-1')\n",
+        test_b=HEADER + "\n@pytest.mark.cassette('shared')\ndef test_b():\n    lookup('B-1')\n",
+    )
+    suite.runpytest().assert_outcomes(passed=2)
+    shared = suite.path / "tests" / "cassettes" / "shared.json"
+    for subset in (["test_a.py::test_a"], ["test_a.py"]):
+        suite.runpytest(*subset, "--cassette-mode=record").assert_outcomes(passed=1)
+        owners = sorted(i["test"] for i in json.loads(shared.read_text())["interactions"])
+        assert owners == ["test_a.py::test_a", "test_b.py::test_b"], subset
+    suite.runpytest("--cassette-mode=replay").assert_outcomes(passed=2)
+    # a test that was collected and no longer uses the cassette still has its calls dropped
+    suite.makepyfile(test_b=HEADER + "\ndef test_b():\n    pass\n")
+    suite.runpytest("--cassette-mode=record").assert_outcomes(passed=2)
+    owners = [i.get("test") for i in json.loads(shared.read_text())["interactions"]]
+    assert "test_b.py::test_b" not in owners
+
+
 def test_stacked_markers_never_silently_drop_one(suite: pytest.Pytester) -> None:
     # before: of two path markers on one test one was ignored, and a subclass's marker lost to its
     # base class's, a pytest.param's marks to the function's decorator

@@ -80,6 +80,12 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def json_text(value: Any) -> str:
+    """``value`` as two-space indented JSON text and a newline, the CLI's ``--format json`` output;
+    strings JSON cannot hold are escaped first (`json_safe`)."""
+    return orjson.dumps(json_safe(value), option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
 def ordered_json(value: Any) -> bytes:
     """Compact JSON keeping every object's key order (payloads: user code can observe the order)."""
     try:

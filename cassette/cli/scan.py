@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from cassette._config import load_config
     from cassette._errors import CassetteNotFoundError
-    from cassette.cli.verify import json_text
+    from cassette._store import json_text
     from cassette.hooks.scan import render_text, scan_paths, scan_staged
 
     if args.staged and args.paths:

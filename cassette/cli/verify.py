@@ -5,9 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 HELP = "check that cassettes parse and every blob they reference is present and hash-correct (and staged)"
 
@@ -19,13 +16,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("-v", "--verbose", action="store_true", help="list sound cassettes too")
-
-
-def json_text(value: Any) -> str:
-    """``value`` as indented JSON text plus a newline, whatever its strings hold."""
-    from cassette._store import json_safe
-
-    return orjson.dumps(json_safe(value), option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def _check_inputs(paths: list[str]) -> None:
@@ -68,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     report = verify_staged() if args.staged else verify_paths(args.paths or [str(default)])
     if args.format == "json":
+        from cassette._store import json_text
+
         sys.stdout.write(json_text(report.to_json()))
     elif not report.ok or args.verbose:
         print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)

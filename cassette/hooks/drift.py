@@ -16,12 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from cassette._drift import CATEGORIES, DESCRIPTIONS, REGRESSIONS, TOOL_SIDES, DriftItem, compare_cassettes
 from cassette._errors import CassetteConfigError, CassetteError
 from cassette._model import Cassette
-from cassette._store import json_safe
+from cassette._store import json_text
 
 PENDING_SUFFIX = ".pending.json"
 
@@ -486,5 +484,4 @@ def render_markdown(drifts: list[CassetteDrift]) -> str:
 
 def render_json(drifts: list[CassetteDrift]) -> str:
     """Every cassette's drift as a JSON list (volatile-only items included)."""
-    data = json_safe([d.to_json() for d in drifts])
-    return _masked(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+    return _masked(json_text([d.to_json() for d in drifts]))

@@ -52,6 +52,11 @@ MODEL_DUMP = (
     "cassette replays the SDK's real type parsed from it, but fields the API omitted come back as null."
 )
 MAPPING = "recorded as a mapping (dict access); replay now returns the SDK's own object, not a dict."
+RESPONSES_INPUT = (
+    "a Responses API call (responses.create): cendor stored its `input` as a message list and a string "
+    "input as [{'role': 'user', 'content': ...}], so it is keyed with that list as `input`; a call that "
+    "passes the same text as a plain string (input='...') has another key: pass the list, or re-record."
+)
 STREAM_INFERRED = (
     "version 1 stored no stream flag; the response is a list of chunks, so stream=true is assumed."
 )
@@ -143,7 +148,7 @@ def convert_llm(
     version: int,
     defaults: Mapping[str, Any] | None = None,
 ) -> Converted:
-    """A cendor LLM entry as the chat.completions / messages call its SDK would have made.
+    """A cendor LLM entry as the chat.completions / responses / messages call its SDK would have made.
 
     Raises `ValueError` (with the reason) when the entry cannot be replayed over HTTP at all.
     """
@@ -182,11 +187,16 @@ def convert_llm(
     if provider == "anthropic" and "max_tokens" not in body:
         notes.append(ANTHROPIC_MAX_TOKENS)
     endpoint = "chat.completions" if provider == "openai" else "messages"
+    if provider == "openai" and _responses_api(response):
+        # cendor-core records responses.create too, storing its `input` as `messages`
+        endpoint = "responses"
+        body["input"] = body.pop("messages")
+        notes.append(RESPONSES_INPUT)
     kind, normalized, key = llm_call(provider, endpoint, body)
     if streamed:
         if not all(isinstance(c, dict) for c in response):
             raise ValueError("a streamed response must be a list of chunk objects")
-        events = data_events(response) if provider == "openai" else typed_events(response)
+        events = data_events(response) if endpoint == "chat.completions" else typed_events(response)
         recorded = sse_response(events)
     else:
         if not isinstance(response, dict):
@@ -195,9 +205,21 @@ def convert_llm(
                 "(cendor fell back to str()); it cannot be replayed"
             )
         recorded = json_response(response)
-    notes.append(MAPPING if response_type == "mapping" else MODEL_DUMP)
+    if response_type != "envelope":  # an envelope entry holds the decoded HTTP body itself
+        notes.append(MAPPING if response_type == "mapping" else MODEL_DUMP)
     notes.extend(_placeholder_notes(normalized, response))
     return Converted(kind, key, normalized, recorded, notes)
+
+
+def _responses_api(response: Any) -> bool:
+    """Whether a recorded OpenAI response is the Responses API's (a `response` object or its events)."""
+    if isinstance(response, dict):
+        return response.get("object") == "response"
+    return (
+        isinstance(response, list)
+        and bool(response)
+        and all(isinstance(c, dict) and str(c.get("type", "")).startswith("response.") for c in response)
+    )
 
 
 def _placeholder_notes(request: Any, response: Any) -> list[str]:

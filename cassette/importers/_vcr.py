@@ -10,6 +10,8 @@ Read, each in YAML or JSON (and gzip-compressed files of either):
 - cassetter (``body: {type: json|text|binary|none, content}``, integer ``status``;
   its TOML form too);
 - Ruby VCR / rVCR (``http_interactions``, ``body: {encoding, string}``, ``!binary``).
+- weave's vcrpy patch: a request body stored as base64 text under an
+  ``X-VCR-Body-Base64: true`` header that was never sent.
 
 Each recorded request is rebuilt as the bytes that went over the wire and keyed
 through the provider plugins, exactly as the seam keys a live call, so the same
@@ -693,7 +695,16 @@ def convert_interaction(item: Any) -> Converted:
     if not isinstance(method, str) or not isinstance(uri, str) or not method or not uri:
         raise ValueError("the request needs string `method` and `uri`")
     req_headers = _header_items(req.get("headers"), "request")
-    body = _wire_body(req, req_headers, response=False)
+    flagged = _base64_flagged(req_headers)
+    req_headers = [(k, v) for k, v in req_headers if k != _BASE64_FLAG]
+    if flagged:  # weave's vcrpy patch: the body stored as base64 text, marked by a header never sent
+        stored, _ = _body(req, response=False)
+        body = _b64(stored.decode("latin-1"), "the request body marked `X-VCR-Body-Base64: true`")
+        body = _decoded(
+            body, _content_encoding(req_headers), content_type=_header(req_headers, "content-type")
+        )
+    else:
+        body = _wire_body(req, req_headers, response=False)
     kind, normalized = normalized_call(method, wire_url(uri), req_headers, body)
 
     status = _status(resp)
@@ -727,6 +738,16 @@ def convert_interaction(item: Any) -> Converted:
             "looks like an LLM call but its body is not JSON: kept as plain http (matched by URL+body)."
         )
     return Converted(kind, request_key(normalized), normalized, recorded, notes)
+
+
+# A request header some recorders add (weave's vcrpy patch for binary uploads) to say the stored body is
+# the base64 of the bytes sent; the header itself never went over the wire.
+_BASE64_FLAG = "x-vcr-body-base64"
+
+
+def _base64_flagged(headers: list[tuple[str, str]]) -> bool:
+    """Whether the flag header says the stored request body is base64 of the bytes sent."""
+    return _header(headers, _BASE64_FLAG).strip().lower() in ("true", "1", "yes")
 
 
 # Request fields today's SDKs send even when the call leaves them out, which older SDKs did not send:

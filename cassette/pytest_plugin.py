@@ -54,7 +54,16 @@ from cassette._netguard import (
     host_pattern_problem,
     take_blocked,
 )
-from cassette._session import Mode, RunStats, Session, failed_path, parse_mode, resolve_mode, run_stats
+from cassette._session import (
+    Mode,
+    RunStats,
+    Session,
+    failed_path,
+    parse_mode,
+    pending_path,
+    resolve_mode,
+    run_stats,
+)
 from cassette._store import load_cassette
 
 MARKER_OPTIONS = (
@@ -600,6 +609,15 @@ def _will_write(path: Path, mode: str | None, cfg: Config) -> bool:
     return resolved in (Mode.RECORD, Mode.RERECORD) or (resolved is Mode.AUTO and not path.exists())
 
 
+def _file_mark(path: Path) -> tuple[int, int, int, int] | None:
+    """What is at ``path`` now. Every cassette write is an atomic rename of a new file: a new inode."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class ItemCassette:
     """The session of one test, and the guard policy swapped in for it."""
 
@@ -609,17 +627,29 @@ class ItemCassette:
         state: RunState,
         guard: NetworkPolicy | None,
         lock: _RecordLock | None = None,
+        nodeid: str = "",
     ) -> None:
         self.session = session
         self.state = state
         self.lock = lock
+        self.nodeid = nodeid
         self.previous_guard = guard_replay(guard)
         self.closed = False
+        self.conflict: CassetteError | None = None
+        # a recording: its cassette's three files as the test found them. Another session writing one
+        # during the test (`cassette.using` on the test's own cassette) would be overwritten by this one;
+        # no other test's session can (a recording holds the cassette's lock)
+        path = session.path
+        files = () if session.replaying else (path, pending_path(path), failed_path(path))
+        self.marks = {p: _file_mark(p) for p in files}
 
     def close(self, exc: BaseException | None) -> None:
         if self.closed:
             return
         self.closed = True
+        self.conflict = self._reopened(exc)
+        if self.conflict is not None:
+            exc = self.conflict  # this session's calls go to a failed recording, never over the other's
         try:
             self.session.finish(exc)
         finally:
@@ -635,6 +665,42 @@ class ItemCassette:
                 written.unlink(missing_ok=True)  # a skip or setup error before any call: nothing to keep
             if self.session.drift:
                 self.state.drifted.add(str(resolve_path(self.session.path)))
+        if self.conflict is not None:
+            raise self.conflict
+
+    def _reopened(self, exc: BaseException | None) -> CassetteError | None:
+        """The error for a cassette another session wrote while this test recorded it, or ``None``.
+
+        That session (``cassette.using``/``cassette.use`` on the test's own file) recorded calls this
+        one does not hold; finishing as usual would overwrite them, or delete its failed recording.
+        This session's calls go to ``<name>.failed.json`` instead (``<name>.marker.failed.json`` when
+        the other session left a failed recording there), and the test fails saying where each is.
+        """
+        now = {p: _file_mark(p) for p in self.marks}
+        if now == self.marks:
+            return None
+        path = self.session.path
+        theirs = [p for p, mark in now.items() if mark is not None and mark != self.marks[p]]
+        if failed_path(path) in theirs:
+            self.session.path = path.with_name(f"{path.stem}.marker{path.suffix}")
+        own, kept = len(self.session.interactions), failed_path(self.session.path).name
+        ours = (
+            f"the test's own {own} call(s), made outside it, are in {kept}"
+            if own
+            else "the test made no call outside it"
+        )
+        left = ", ".join(p.name for p in theirs) or "no file (it removed one)"
+        message = (
+            f"cassette {resolve_path(path)} was written by another session while {self.nodeid} recorded "
+            "it.\nA cassette.using() or cassette.use() on the test's own cassette (the marker's or the "
+            "fixture's) is a second session on that file, and the test's session would have overwritten "
+            f"what it recorded.\nNothing recorded was lost: that session's calls are in {left}; {ours}.\n"
+            "Open the file once: drop the cassette.using()/cassette.use() (the test's session already "
+            "records every call the test makes), or give it a path of its own."
+        )
+        if isinstance(exc, Exception) and not isinstance(exc, _TestDidNotRun):
+            message += f"\nThe test itself also failed: {type(exc).__name__}: {str(exc)[:300]}"
+        return CassetteError(message, path=path)
 
 
 def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
@@ -679,7 +745,7 @@ def _open_session(request: pytest.FixtureRequest) -> ItemCassette:
         if lock is not None:
             lock.release()
         raise
-    return ItemCassette(session, state, guard, lock)
+    return ItemCassette(session, state, guard, lock, item.nodeid)
 
 
 def _owners_not_collected(path: Path, cfg: Config, state: RunState, item: pytest.Item) -> set[str]:
@@ -769,8 +835,9 @@ def _cassette_session(request: pytest.FixtureRequest) -> Iterator[Session]:
         if not holder.closed:  # the test body never ran: keep nothing as the cassette
             try:
                 holder.close(_TestDidNotRun(f"{request.node.nodeid} did not run"))
-            except CassetteError:
-                pass
+            except CassetteError as exc:
+                if exc is holder.conflict:  # a setup fixture wrote the test's cassette: say where it is
+                    raise pytest.fail.Exception(f"CassetteError: {exc}", pytrace=False) from None
 
 
 @pytest.fixture
@@ -1008,11 +1075,22 @@ def _calls(counts: dict[str, int]) -> str:
     return ", ".join(parts) + " calls" if parts else "no calls"
 
 
+def _failed_kept(stats: RunStats) -> int:
+    """The ``*.failed.json`` files the run's failed recordings left on disk.
+
+    A test that skipped or whose fixture failed before any call leaves none (its empty recording is
+    removed), nor does a failed recording that a later one of the same cassette replaced.
+    """
+    kept = {failed_path(Path(p)) for p in stats.files.get("failed", ())}
+    return sum(1 for p in kept if p.is_file())
+
+
 def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
     """The terminal summary: one line per category (plus the files a reader must act on)."""
     s = state.stats
     out: list[tuple[str, dict[str, bool]]] = []
-    if s.replayed or s.recorded or s.rerecorded or s.failed or s.missed:
+    kept = _failed_kept(s)
+    if s.replayed or s.recorded or s.rerecorded or kept or s.missed:
         # files, not tests: the tests sharing a cassette count it once
         out.append((f"replayed: {s.cassettes('replayed')} cassette(s), {_calls(s.served)} served", {}))
         if s.missed:
@@ -1023,7 +1101,7 @@ def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
                     {"red": True},
                 )
             )
-        failed = f" (and {s.failed} failed test(s) whose calls are kept in *.failed.json)" if s.failed else ""
+        failed = f" (and {kept} failed recording(s) kept in *.failed.json)" if kept else ""
         recorded = s.cassettes("recorded")
         out.append((f"recorded: {recorded} cassette(s){failed}, {_calls(s.recorded_calls)} made live", {}))
         drift = f", {s.drifted} with drift" if s.drifted else ", no drift"

@@ -811,10 +811,7 @@ def test_bad():
     result = suite.runpytest("--cassette-mode=record", "-p", "no:randomly")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
-        [
-            "recorded: 1 cassette(s) (and 1 failed test(s) whose calls are kept in *.failed.json), "
-            "3 LLM calls made live"
-        ]
+        ["recorded: 1 cassette(s) (and 1 failed recording(s) kept in *.failed.json), 3 LLM calls made live"]
     )
     assert (suite.path / "tests" / "cassettes" / "test_fails" / "test_bad.failed.json").is_file()
 
@@ -829,3 +826,135 @@ def test_recording_no_calls_warns_that_the_client_may_not_be_instrumented(
         with cassette.using(tmp_path / "c.json", mode="record"):
             plain.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
     assert json.loads((tmp_path / "c.json").read_text())["interactions"] == []
+
+
+def prompts_on_disk(root: Path) -> dict[str, list[str]]:
+    """Each cassette file under ``root`` (failed ones too) -> the user prompts of its LLM calls, in order."""
+    out: dict[str, list[str]] = {}
+    for name in cassettes(root):
+        held = cassette.load_cassette(root / name)
+        out[name] = [held.hydrated(i).request["messages"][-1]["content"] for i in held.interactions]
+    return out
+
+
+def test_cassette_using_the_tests_own_cassette_inside_it_fails_the_test_and_loses_no_call(
+    suite: pytest.Pytester, devserver: DevServer
+) -> None:
+    # before: the inner session recorded its calls into the marker's file, which the marker's session
+    # then overwrote with its own calls when the test ended: the inner calls were silently lost, and the
+    # summary counted calls made live that no file held
+    suite.makepyfile(
+        test_nested=HEADER
+        + """
+MINE = "tests/cassettes/test_nested/{}.json"
+
+@pytest.mark.cassette
+def test_using():
+    ask("before the block")
+    with cassette.using(MINE.format("test_using")):
+        ask("inside the block")
+    ask("after the block")
+
+@cassette.use(MINE.format("test_use"))
+def helper():
+    ask("inside the decorated helper")
+
+@pytest.mark.cassette
+def test_use():
+    helper()
+
+def test_fixture(cassette_session):
+    ask("before the failing block")
+    with cassette.using(cassette_session.path):
+        ask("inside the failing block")
+        raise AssertionError("the agent got it wrong")
+
+@pytest.mark.cassette
+def test_other_file():
+    ask("mine")
+    with cassette.using("tests/cassettes/elsewhere.json"):
+        ask("theirs")
+"""
+    )
+    result = suite.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_using _*",
+            "CassetteError: cassette */test_nested/test_using.json was written by another session while "
+            "test_nested.py::test_using recorded it.",
+            "A cassette.using() or cassette.use() on the test's own cassette *",
+            "Nothing recorded was lost: that session's calls are in test_using.json; the test's own 2 "
+            "call(s), made outside it, are in test_using.failed.json.",
+            "Open the file once: drop the cassette.using()/cassette.use() *",
+            "*_ test_use _*",
+            "Nothing recorded was lost: that session's calls are in test_use.json; the test made no call "
+            "outside it.",
+            "*_ test_fixture _*",
+            "Nothing recorded was lost: that session's calls are in test_fixture.failed.json; the test's "
+            "own 1 call(s), made outside it, are in test_fixture.marker.failed.json.",
+            "*",
+            "The test itself also failed: AssertionError: the agent got it wrong",
+        ]
+    )
+    root = suite.path / "tests" / "cassettes"
+    assert prompts_on_disk(root) == {
+        "elsewhere.json": ["theirs"],
+        "test_nested/test_other_file.json": ["mine"],
+        "test_nested/test_using.json": ["inside the block"],  # the inner session's recording, as it left it
+        "test_nested/test_using.failed.json": ["before the block", "after the block"],  # the test's own
+        "test_nested/test_use.json": ["inside the decorated helper"],  # the test made no call of its own
+        # the inner block failed (its recording is the usual *.failed.json); the test's own calls beside it
+        "test_nested/test_fixture.failed.json": ["inside the failing block"],
+        "test_nested/test_fixture.marker.failed.json": ["before the failing block"],
+    }
+    assert sum(map(len, prompts_on_disk(root).values())) == len(devserver.requests)  # every live call kept
+    result.stdout.fnmatch_lines(
+        ["recorded: 4 cassette(s) (and 3 failed recording(s) kept in *.failed.json), 8 LLM calls made live"]
+    )
+
+
+def test_the_failed_recordings_counted_are_the_files_left_on_disk(suite: pytest.Pytester) -> None:
+    # before: a test that skipped before any call, or whose fixture failed, was counted as a failed
+    # recording kept in *.failed.json, though its empty file was removed
+    suite.makepyfile(
+        test_outcomes=HEADER
+        + """
+@pytest.fixture
+def broken():
+    raise RuntimeError("no database")
+
+@pytest.mark.cassette
+def test_skips():
+    pytest.skip("no key")
+
+@pytest.mark.cassette
+def test_fixture_fails(broken):
+    ask("never asked")
+
+def test_fixture_alone_fails(cassette, broken):
+    ask("never asked either")
+
+@pytest.mark.cassette
+def test_good():
+    ask("one")
+
+@pytest.mark.cassette
+def test_bad():
+    ask("two")
+    assert False, "the agent got it wrong"
+"""
+    )
+    result = suite.runpytest("--cassette-mode=record", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1, skipped=1, errors=2)
+    result.stdout.fnmatch_lines(
+        ["recorded: 1 cassette(s) (and 1 failed recording(s) kept in *.failed.json), 2 LLM calls made live"]
+    )
+    assert cassettes(suite.path / "tests" / "cassettes") == [
+        "test_outcomes/test_bad.failed.json",
+        "test_outcomes/test_good.json",
+    ]
+    # a run whose only session was a skip has nothing to report
+    skipped = suite.runpytest("-k", "test_skips", "--cassette-mode=record")
+    skipped.assert_outcomes(skipped=1, deselected=4)
+    assert "failed recording" not in skipped.stdout.str() and "made live" not in skipped.stdout.str()

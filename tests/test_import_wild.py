@@ -251,3 +251,81 @@ def test_a_cendor_envelope_entry_is_the_http_body_itself_and_serves_with_raw_res
     with cassette.using("imported.json", mode="replay", unused="error"):
         raw = _openai().chat.completions.with_raw_response.create(model="gpt-4o-mini", messages=QUESTION)
     assert raw.status_code == 200 and raw.parse().choices[0].message.content == "recorded"
+
+
+# wandb/weave: tests/integrations/anthropic/cassettes/anthropic_test/test_beta_anthropic_parse.yaml
+# (anthropic 0.75, `beta.messages.parse(output_format=Greeting)`), its headers trimmed
+_PARSE_BODY = (
+    '{"max_tokens":128,"messages":[{"role":"user","content":"Return JSON"}],"model":"claude-haiku-4-5",'
+    '"output_format":{"schema":{"type":"object","title":"Greeting","properties":{"greeting":{"type":'
+    '"string","title":"Greeting"}},"additionalProperties":false,"required":["greeting"]},'
+    '"type":"json_schema"}}'
+)
+_PARSE_REPLY = {
+    "id": "msg_01",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-haiku-4-5",
+    "content": [{"type": "text", "text": '{"greeting":"hello"}'}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 10, "output_tokens": 5},
+}
+
+
+def _parse_cassette(body: str) -> Path:
+    source = Path("recorded.yaml")
+    source.write_text(
+        json.dumps(
+            {
+                "interactions": [
+                    {
+                        "request": {
+                            "body": body,
+                            "headers": {
+                                "anthropic-version": ["2023-06-01"],
+                                "anthropic-beta": ["structured-outputs-2025-11-13"],
+                                "content-type": ["application/json"],
+                            },
+                            "method": "POST",
+                            "uri": "https://api.anthropic.com/v1/messages?beta=true",
+                        },
+                        "response": {
+                            "body": {"string": json.dumps(_PARSE_REPLY)},
+                            "headers": {"Content-Type": ["application/json"]},
+                            "status": {"code": 200, "message": "OK"},
+                        },
+                    }
+                ],
+                "version": 1,
+            }
+        )
+    )
+    return source
+
+
+def test_an_older_anthropic_sdks_output_format_is_named_as_moved() -> None:
+    """anthropic 0.7x sent `output_format`; today's SDK sends `output_config.format`: the report says so."""
+    report = import_vcr(_parse_cassette(_PARSE_BODY), "imported.json")
+    assert [where for where, _ in report.notes] == ["interaction 0"]
+    note = report.notes[0][1]
+    assert "`output_format`" in note and "`output_config.format`" in note and "Re-record" in note
+    # moved as the note says, the recording has no note and today's SDK call replays from it
+    moved = _PARSE_BODY.replace('"output_format":', '"output_config":{"format":')[:-1] + "}}"
+    assert import_vcr(_parse_cassette(moved), "again.json").notes == []
+    from anthropic import Anthropic
+    from pydantic import BaseModel
+
+    class Greeting(BaseModel):
+        greeting: str
+
+    client = cassette.instrument(Anthropic(base_url=DEAD, api_key="sk-ant-replay", max_retries=0))
+    with cassette.using("again.json", mode="replay", unused="error"):
+        reply = client.beta.messages.parse(
+            max_tokens=128,
+            messages=[{"role": "user", "content": "Return JSON"}],
+            model="claude-haiku-4-5",
+            output_format=Greeting,
+            betas=["structured-outputs-2025-11-13"],
+        )
+    assert reply.parsed_output == Greeting(greeting="hello")

@@ -755,17 +755,35 @@ def _base64_flagged(headers: list[tuple[str, str]]) -> bool:
 _SDK_DEFAULTS = {("openai", "embeddings"): ("encoding_format", "base64")}
 
 
+# Request fields today's SDKs send under another name: (provider, endpoint) -> (old, new). anthropic's
+# structured output (`messages.parse(output_format=...)`) went out as `output_format` up to 0.7x and
+# as `output_config.format` since.
+_SDK_MOVED = {("anthropic", "messages"): ("output_format", "output_config.format")}
+
+
 def _sdk_default_notes(kind: str, normalized: dict[str, Any]) -> list[str]:
-    default = _SDK_DEFAULTS.get((str(normalized.get("provider")), str(normalized.get("endpoint"))))
-    if kind != "llm" or default is None or default[0] in normalized:
+    if kind != "llm":
         return []
-    name, value = default
-    return [
-        f"recorded without `{name}` (an older SDK); current {normalized['provider']} SDKs send "
-        f"{name}={value!r} when the call does not set it, so such a call misses this recording. "
-        f"Re-record it, or drop `{name}` in a cassette_normalize plugin (the recorded response is served "
-        "as it is)."
-    ]
+    call = (str(normalized.get("provider")), str(normalized.get("endpoint")))
+    notes = []
+    default = _SDK_DEFAULTS.get(call)
+    if default is not None and default[0] not in normalized:
+        name, value = default
+        notes.append(
+            f"recorded without `{name}` (an older SDK); current {normalized['provider']} SDKs send "
+            f"{name}={value!r} when the call does not set it, so such a call misses this recording. "
+            f"Re-record it, or drop `{name}` in a cassette_normalize plugin (the recorded response is "
+            "served as it is)."
+        )
+    moved = _SDK_MOVED.get(call)
+    if moved is not None and moved[0] in normalized:
+        old, new = moved
+        notes.append(
+            f"recorded with `{old}` (an older SDK); current {normalized['provider']} SDKs send it as "
+            f"`{new}`, so the same call made today misses this recording. Re-record it, or move the "
+            "field in a cassette_normalize plugin (the recorded response is served as it is)."
+        )
+    return notes
 
 
 def _utf8(data: bytes) -> bool:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import codecs
+import email.utils
 import json
+import math
 import re
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -90,9 +92,11 @@ def _raw_request(request: Any, body: bytes) -> HttpRequest:
 
 def _kept_headers(headers: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    # a retry-after date means a wait from the moment the response was sent: its `date` is kept
+    dated = _retry_after_is_date(headers.get("retry-after"))
     for k, v in headers.multi_items():
         name = k.lower()
-        if name in _DROP_RESPONSE_HEADERS:
+        if name in _DROP_RESPONSE_HEADERS and not (dated and name == "date"):
             continue
         if name in out:
             prev = out[name]
@@ -235,33 +239,80 @@ def _retried(status: int) -> bool:
     return status in _RETRYABLE or status >= 500
 
 
-# seconds: openai retries after at most this, and gives up on a longer wait (or a date); anthropic
-# waits whatever it is told. A wait the SDK would give up on is left as recorded.
+# seconds: openai retries after at most this, and gives up on a longer wait; anthropic waits
+# whatever it is told. A wait the SDK would give up on is left as recorded.
 _MAX_WAIT = 120.0
+_INFINITY = frozenset({"inf", "+inf", "infinity", "+infinity"})
 
 
-def _no_wait(headers: list[tuple[str, str]], limit: float | None = _MAX_WAIT) -> list[tuple[str, str]]:
+def _http_date(value: str | None) -> float | None:
+    """An HTTP date as a timestamp; None when ``value`` is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = email.utils.parsedate_tz(value)
+        return None if parsed is None else float(email.utils.mktime_tz(parsed))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+def _retry_after_is_date(value: str | None) -> bool:
+    if value is None:
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return _http_date(value) is not None
+    return False
+
+
+def _asked_wait(given: dict[str, str], sent: str | None) -> tuple[float | None, bool]:
+    """The wait before a retry, in seconds, that openai reads from these headers, read as it reads
+    them (``retry-after-ms``, then ``retry-after`` as a number, then as an HTTP date), and whether
+    it was a date. A date is measured from ``sent``, the response's recorded ``date``: openai
+    measured it from its clock when the answer came. ``None`` when none is given (the SDK backs
+    off), or a date with nothing to measure it from.
+    """
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = given.get(name)
+        if value is None:
+            continue
+        try:
+            delay = float(value)
+        except ValueError:
+            continue
+        if delay == math.inf and value.strip().lower() not in _INFINITY:
+            return sys.float_info.max, False  # a number too large for a float: openai gives up
+        return delay / divisor, False
+    due, start = _http_date(given.get("retry-after")), _http_date(sent)
+    return (None if due is None or start is None else due - start), True
+
+
+def _no_wait(
+    headers: list[tuple[str, str]], limit: float | None = _MAX_WAIT, sent: str | None = None
+) -> list[tuple[str, str]]:
     """A retryable error's headers with ``retry-after-ms: 1``: the SDK retries at once, as recorded.
 
     The SDKs read ``retry-after-ms`` first, then ``retry-after``, and retry after that many
-    seconds or back off 0.5-8 s when neither says; a replay would sleep as long. A wait the SDK
-    would give up on (openai: over ``limit`` seconds, or a date) is left as it was, so the decision
-    to retry stays the recorded one; ``limit=None`` (anthropic) retries after any wait. The
-    ``retry-after`` header itself is kept for the caller.
+    seconds or back off 0.5-8 s when neither says a wait (or it is negative, or not finite); a
+    replay would sleep as long. A wait openai gives up on (over ``limit`` seconds) is left as it
+    was, so the decision to retry stays the recorded one; one given as a date, past by the time
+    of a replay, is restated as ``retry-after-ms`` (measured from ``sent``, the recorded
+    ``date``), so openai gives up again. A date with no ``sent`` to measure it from is taken as
+    one openai waited for. ``limit=None`` (anthropic) retries after any wait. An error the server
+    marked ``x-should-retry: false`` is never retried: its headers are handed back as recorded.
+    The ``retry-after`` header itself is always kept for the caller.
     """
-    given = {k.lower(): v for k, v in headers} if limit is not None else {}  # None: any wait, a date too
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        if name not in given or limit is None:
-            continue
-        try:
-            delay = float(given[name]) / divisor
-        except ValueError:
-            if name == "retry-after":
-                return headers  # a date: left as recorded
-            continue
-        if not 0 <= delay <= limit:  # nan and inf too
-            return headers
-        break
+    given = {k.lower(): v for k, v in headers}
+    if given.get("x-should-retry") == "false":
+        return headers
+    if limit is not None:
+        delay, dated = _asked_wait(given, sent)
+        if delay is not None and math.isfinite(delay) and delay > limit:
+            if not dated:
+                return headers
+            wait = [("retry-after-ms", f"{delay * 1000:.0f}")]
+            return [(k, v) for k, v in headers if k.lower() != "retry-after-ms"] + wait
     return [(k, v) for k, v in headers if k.lower() != "retry-after-ms"] + [("retry-after-ms", "1")]
 
 
@@ -283,7 +334,9 @@ def replay_parts(
     if type(status) is not int or not 100 <= status <= 999:  # three digits, as the importers take
         raise ValueError(f"its status {status!r:.40} is not an HTTP status code (100-999)")
     if _retried(status):
-        headers = _no_wait(headers, wait_limit)
+        # a retry-after date is measured from the response's own date, kept for it when recorded
+        sent = next((v for k, v in (given or {}).items() if str(k).lower() == "date"), None)
+        headers = _no_wait(headers, wait_limit, sent if isinstance(sent, str) else None)
     if "events" in record:
         events = record["events"]
         if not isinstance(events, list):

@@ -1050,6 +1050,7 @@ class _ApiError(Exception):
         self.param = param
         self.retry = retry
         self.code = code
+        self.retry_after: str | None = None
 
 
 _OPENAI_ERRORS: dict[int, tuple[str, str | None, str]] = {
@@ -1237,7 +1238,7 @@ class DevServer:
         self._port = port
         self._lock = threading.Lock()
         self._seen: Counter[str] = Counter()
-        self._fail_next: list[int] = []
+        self._fail_next: list[tuple[int, str | None]] = []
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -1301,13 +1302,16 @@ class DevServer:
 
     # -- failure injection
 
-    def fail_next(self, count: int, status: int = 500) -> None:
+    def fail_next(self, count: int, status: int = 500, *, retry_after: str | None = None) -> None:
         """Answer the next ``count`` requests with ``status`` (retryable, no delay), then behave normally.
+
+        ``retry_after`` sends that ``retry-after`` header (seconds, or an HTTP date) instead of
+        ``retry-after-ms: 1``, as a real API or proxy may; the SDK then waits, or gives up, as it says.
 
         Example: ``srv.fail_next(2, 503)`` then a client with ``max_retries=2`` succeeds on its third try.
         """
         with self._lock:
-            self._fail_next.extend([status] * count)
+            self._fail_next.extend([(status, retry_after)] * count)
 
     # -- answering
 
@@ -1328,7 +1332,10 @@ class DevServer:
             extra["openai-processing-ms"] = str(dice.rng.randrange(150, 900))
         try:
             if injected is not None:
-                raise _ApiError(injected, _requested_error(injected, anthropic).message, retry=True)
+                status, retry_after = injected
+                error = _ApiError(status, _requested_error(status, anthropic).message, retry=True)
+                error.retry_after = retry_after
+                raise error
             payload = body if isinstance(body, dict) else {}
             if method == "POST" and not isinstance(body, dict):
                 raise _ApiError(400, "We could not parse the JSON body of your request.")
@@ -1342,6 +1349,9 @@ class DevServer:
                 extra["x-should-retry"] = "false"
             if error.status == 429:
                 extra["retry-after"] = "0"
+            if error.retry_after is not None:  # fail_next(..., retry_after=...): that wait, and only it
+                extra.pop("retry-after-ms", None)
+                extra["retry-after"] = error.retry_after
             return error.status, _error_body(error, anthropic, request_id), None, extra
         except Exception as exc:
             # A bug here must not look like a dropped connection, which SDKs would retry.

@@ -7,6 +7,7 @@ fall back to the only active session of the process.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import gc
 import os
@@ -228,7 +229,18 @@ def _index(keys: list[str]) -> dict[str, int | list[int]]:
 class Slot:
     """A call being recorded: its place in the order is fixed when it starts."""
 
-    __slots__ = ("_build", "_response", "cancelled", "done", "key", "kind", "partial", "request")
+    __slots__ = (
+        "_build",
+        "_landed",
+        "_response",
+        "cancelled",
+        "done",
+        "key",
+        "kind",
+        "parallel",
+        "partial",
+        "request",
+    )
 
     def __init__(self, kind: str, key: str, request: dict[str, Any]) -> None:
         self.kind = kind
@@ -240,6 +252,15 @@ class Slot:
         self.cancelled = False
         # what a stream still in progress has received, asked for only if the session ends first
         self.partial: Callable[[], dict[str, Any]] | None = None
+        # in flight at once with a call from another thread or task (asyncio.gather, a thread pool):
+        # the order it reached the seam in was the scheduler's, not the agent's
+        self.parallel = False
+        self._landed: Callable[[Slot], None] | None = None  # tells the session it is no longer in flight
+
+    def _land(self) -> None:
+        landed, self._landed = self._landed, None
+        if landed is not None:
+            landed(self)
 
     @property
     def response(self) -> dict[str, Any] | None:
@@ -256,6 +277,7 @@ class Slot:
     def finish(self, response: dict[str, Any]) -> None:
         self._response, self._build = response, None
         self.done = True
+        self._land()
 
     def finish_later(self, build: Callable[[], dict[str, Any]]) -> None:
         """The call is complete; ``build()`` makes its record when it is first needed.
@@ -266,10 +288,12 @@ class Slot:
         """
         self._response, self._build = None, build
         self.done = True
+        self._land()
 
     def cancel(self) -> None:
         """The call never produced a response (connection error): it is not recorded."""
         self.cancelled = True
+        self._land()
 
 
 class Session:
@@ -343,6 +367,7 @@ class Session:
         self._keys: frozenset[str] | None = None
         self._served: list[int] = []
         self._slots: list[Slot] = []
+        self._in_flight: dict[Slot, tuple[int, object]] = {}  # recording: calls begun, not ended (origins)
         self._served_by_kind: dict[str, int] = {}
         self._redacted: dict[str, list[int]] | None = None  # replay: redacted key -> positions
         self._verified: dict[str, int] = {}  # blobs checked by replay (see check_refs)
@@ -572,7 +597,8 @@ class Session:
         """Count recorded call ``pos`` as served (under the lock) and hand it back."""
         assert self.cassette is not None
         inter = self.cassette.take(pos)
-        self._served.append(inter.seq)
+        if inter.extra.get("parallel") is not True:  # a parallel call's place was the scheduler's
+            self._served.append(inter.seq)
         self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
         return inter
 
@@ -610,9 +636,24 @@ class Session:
     def begin(self, kind: str, request: dict[str, Any]) -> Slot:
         """Record: reserve this call's place in the order before it runs."""
         slot = Slot(kind, request_key(request), request)
+        origin = _origin()
         with self._lock:
             self._slots.append(slot)
+            # a call of another thread or task still in flight: the two ran at once, and which one
+            # reached the seam first was the scheduler's choice (a call made inside another of the
+            # same task, a tool calling a model, is nested, not parallel)
+            others = [other for other, where in self._in_flight.items() if where != origin]
+            if others:
+                slot.parallel = True
+                for other in others:
+                    other.parallel = True
+            self._in_flight[slot] = origin
+            slot._landed = self._landed
         return slot
+
+    def _landed(self, slot: Slot) -> None:
+        with self._lock:
+            self._in_flight.pop(slot, None)
 
     def call(
         self, kind: str, request: dict[str, Any], perform: Callable[[], dict[str, Any]]
@@ -782,15 +823,29 @@ class Session:
                 request, response = spread_redactions(request, secrets), spread_redactions(response, secrets)
             # a request that held a secret also gets the key of its redacted form: replay finds it
             # by that key when the request is rebuilt from redacted tool results or model output
-            extra = {"redacted_key": redacted_key(request)} if request_key(request) != slot.key else {}
+            extra: dict[str, Any] = {}
+            if request_key(request) != slot.key:
+                extra["redacted_key"] = redacted_key(request)
             if self.shared is not None:
                 extra["test"] = self.shared[0]  # whose call it is, in a cassette several tests share
+            if slot.parallel:
+                extra["parallel"] = True  # its place in the order is not checked on replay
             interactions.append(Interaction(seq, slot.kind, slot.key, request, response, extra))
         if self._prior and exc is None:  # among the calls of the other tests sharing the cassette
             at = len(self._prior) if self._insert_at is None else self._insert_at
             interactions = [
                 Interaction(seq, i.kind, i.key, i.request, i.response, i.extra)
                 for seq, i in enumerate([*self._prior[:at], *interactions, *self._prior[at:]])
+            ]
+        if exc is not None and self.shared is not None:
+            # the failed recording is shared too: the other tests' failed calls in it are kept
+            if not interactions:
+                self._count("failed")
+                return  # this test made no call: nothing to add, and nothing of theirs to drop
+            others, _ = self._failed_of_others()
+            interactions = [
+                Interaction(seq, i.kind, i.key, i.request, i.response, i.extra)
+                for seq, i in enumerate([*others, *interactions])
             ]
         new = Cassette(path=self.path, interactions=interactions, store=self.store)
         if exc is not None:
@@ -816,9 +871,7 @@ class Session:
                 filename=str(self.path),  # shown where the warning is about, not in our source
                 lineno=1,
             )
-        stale = failed_path(self.path)
-        if stale.exists():
-            stale.unlink()
+        self._drop_failed()
         if self.mode is Mode.RERECORD:
             from cassette._drift import diff_cassettes
 
@@ -827,6 +880,49 @@ class Session:
             self._count("rerecorded", drifted=bool(self.drift))
         else:
             self._count("recorded")
+
+    def _failed_of_others(self) -> tuple[list[Interaction], int]:
+        """The calls of the other tests sharing the cassette in its failed recording, and how many
+        calls that file holds in all (none when there is no such file).
+
+        A failed recording that cannot be read is replaced, as one of an unshared cassette is.
+        """
+        assert self.shared is not None
+        test = self.shared[0]
+        stale = failed_path(self.path)
+        if not _exists(stale):
+            return [], 0
+        try:
+            held = load_cassette(stale.absolute(), self.store)
+            others = [
+                held.hydrated(i)
+                for i in held.interactions
+                if isinstance(i.extra.get("test"), str) and i.extra.get("test") != test
+            ]
+        except CassetteError:
+            return [], 0
+        return others, len(held.interactions)
+
+    def _drop_failed(self) -> None:
+        """A recording that passed: its failed recording is stale. In a shared cassette only this
+        test's calls are dropped from it; the file goes when no other test's are left."""
+        stale = failed_path(self.path)
+        if not stale.exists():
+            return
+        others, held = self._failed_of_others() if self.shared is not None else ([], 0)
+        if not others:
+            stale.unlink()
+        elif len(others) < held:
+            kept = [
+                Interaction(seq, i.kind, i.key, i.request, i.response, i.extra)
+                for seq, i in enumerate(others)
+            ]
+            save_cassette(
+                Cassette(path=stale, interactions=kept, store=self.store),
+                stale,
+                self.blob_threshold,
+                compress=self.compress,
+            )
 
     def _count(self, what: str, drifted: bool = False) -> None:
         with _stats_lock:
@@ -869,6 +965,15 @@ def _describe(kind: str, request: dict[str, Any]) -> str:
         model = request.get("model")
         return f"{request.get('provider', 'llm')} {request.get('endpoint', '')} (model {model!r})".strip()
     return f"{request.get('method', '')} {request.get('url', '')}".strip() or kind
+
+
+def _origin() -> tuple[int, object]:
+    """Where a call comes from: its thread, and its asyncio task if it runs in one."""
+    try:
+        task: object = asyncio.current_task()
+    except RuntimeError:  # no event loop running in this thread
+        task = None
+    return threading.get_ident(), task
 
 
 def _first_divergence(served: list[int]) -> str | None:

@@ -460,3 +460,51 @@ def test_an_in_process_run_does_not_add_to_the_enclosing_runs_counts(suite: pyte
     inner.assert_outcomes(passed=1)
     inner.stdout.fnmatch_lines(["*replayed: 1 cassette(s), 1 tool calls served*"])  # its own summary
     assert run_stats.to_json() == before
+
+
+def test_tests_sharing_a_cassette_share_its_failed_recording(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: each failing test overwrote the shared <name>.failed.json, and a passing one deleted
+    it, so a run kept the calls of the last failing test at most."""
+    suite.makepyfile(
+        test_module=HEADER
+        + """
+pytestmark = pytest.mark.cassette("module")
+
+@pytest.mark.parametrize("order", ["A-1", "B-2", "C-3"])
+def test_each(order):
+    lookup(order)
+    assert order not in os.environ.get("BROKEN", "").split(",")
+
+def test_skipped_before_any_call():
+    if os.environ.get("BROKEN"):
+        pytest.skip("nothing to do")
+    lookup("D-4")
+"""
+    )
+    failed = suite.path / "tests" / "cassettes" / "module.failed.json"
+
+    def kept() -> list[tuple[str, str]]:
+        if not failed.exists():
+            return []
+        doc = json.loads(failed.read_text(encoding="utf-8"))
+        assert [i["seq"] for i in doc["interactions"]] == list(range(len(doc["interactions"])))
+        return sorted(
+            (i["test"].split("::")[-1], i["request"]["arguments"]["order_id"]) for i in doc["interactions"]
+        )
+
+    monkeypatch.setenv("BROKEN", "A-1,C-3")
+    result = suite.runpytest("--cassette-mode=record")
+    result.assert_outcomes(passed=1, failed=2, skipped=1)
+    assert kept() == [("test_each[A-1]", "A-1"), ("test_each[C-3]", "C-3")]
+    result.stdout.fnmatch_lines(["*(and 1 failed recording(s) kept in *.failed.json)*"])
+
+    # A-1 fixed: its calls leave the failed recording, C-3's stay
+    monkeypatch.setenv("BROKEN", "C-3")
+    suite.runpytest("--cassette-mode=record", "-k", "A-1").assert_outcomes(passed=1, deselected=3)
+    assert kept() == [("test_each[C-3]", "C-3")]
+    # the last one fixed: the file goes
+    monkeypatch.delenv("BROKEN")
+    suite.runpytest("--cassette-mode=record").assert_outcomes(passed=4)
+    assert not failed.exists()

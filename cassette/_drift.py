@@ -780,15 +780,33 @@ def _pairs(
 def _aligned(
     old: list[Interaction], new: list[Interaction]
 ) -> list[tuple[Interaction | None, Interaction | None]]:
-    """Align two interaction lists: equal keys pair up, and a replaced run pairs by kind, in order."""
+    """Align two interaction lists: equal keys pair up, in order; a call that only moved pairs with
+    itself (calls in flight at once reach the seam in the scheduler's order); what is left of a
+    replaced run pairs by kind, in order."""
     a = [f"{i.kind}:{i.key}" for i in old]
     b = [f"{i.kind}:{i.key}" for i in new]
+    opcodes = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    waiting: dict[str, list[int]] = {}  # the new calls outside the equal runs, by key
+    for tag, _, _, j1, j2 in opcodes:
+        if tag != "equal":
+            for j in range(j1, j2):
+                waiting.setdefault(b[j], []).append(j)
+    moved: dict[int, int] = {}  # an old call outside the equal runs -> the same call, moved
+    for tag, i1, i2, _, _ in opcodes:
+        if tag != "equal":
+            for i in range(i1, i2):
+                found = waiting.get(a[i])
+                if found:
+                    moved[i] = found.pop(0)
+    taken = set(moved.values())
     out: list[tuple[Interaction | None, Interaction | None]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             out.extend(zip(old[i1:i2], new[j1:j2]))
             continue
-        olds, news = old[i1:i2], new[j1:j2]
+        out.extend((old[i], new[moved[i]]) for i in range(i1, i2) if i in moved)
+        olds = [old[i] for i in range(i1, i2) if i not in moved]
+        news = [new[j] for j in range(j1, j2) if j not in taken]
         kinds = difflib.SequenceMatcher(None, [i.kind for i in olds], [i.kind for i in news], autojunk=False)
         for ktag, k1, k2, l1, l2 in kinds.get_opcodes():
             if ktag == "equal":

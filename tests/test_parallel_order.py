@@ -151,3 +151,26 @@ def test_a_call_nested_in_a_tool_is_not_parallel(tmp_path: Path) -> None:
     doc = json.loads(path.read_text())
     assert [i["kind"] for i in doc["interactions"]] == ["llm", "tool", "llm", "llm"]
     assert not any("parallel" in i for i in doc["interactions"])
+
+
+async def test_a_re_recording_whose_parallel_calls_came_in_another_order_has_no_drift(tmp_path: Path) -> None:
+    """Before: the moved calls were paired with their neighbours and reported as changed requests."""
+    from cassette._drift import diff_cassettes
+
+    path = tmp_path / "agent.json"
+    with DevServer() as srv:
+        client = cassette.instrument(AsyncOpenAI(base_url=srv.openai_base_url, api_key="x", max_retries=0))
+        with cassette.using(path, mode="record"):
+            await _agent(client)
+    again = tmp_path / "again.json"
+    again.write_text(path.read_text())
+    _reorder(path, ["plan", "lookup 0", "lookup 1", "lookup 2", "summary"])
+    _reorder(again, ["plan", "lookup 2", "lookup 0", "lookup 1", "summary"])
+    assert diff_cassettes(cassette.load_cassette(path), cassette.load_cassette(again)) == []
+
+    # a lookup that really changed is still reported, and only it
+    doc = json.loads(again.read_text())
+    doc["interactions"][2]["response"]["json"]["choices"][0]["message"]["content"] = "Something else."
+    again.write_text(json.dumps(doc, indent=2))
+    (item,) = diff_cassettes(cassette.load_cassette(path), cassette.load_cassette(again))
+    assert item.seq == 2 and item.kind == "llm"  # the new recording's lookup 0

@@ -133,7 +133,7 @@ def _ours(row: dict[str, Any]) -> tuple[str, int, Converted, float | None]:
     return (
         run,
         seq,
-        Converted(kind, key, request, response, notes),
+        Converted(kind, key, request, response, notes, parallel=row.get("parallel") is True),
         ts if isinstance(ts, int | float) else None,
     )
 

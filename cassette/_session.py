@@ -636,9 +636,15 @@ class Session:
     def begin(self, kind: str, request: dict[str, Any]) -> Slot:
         """Record: reserve this call's place in the order before it runs."""
         slot = Slot(kind, request_key(request), request)
-        origin = _origin()
         with self._lock:
             self._slots.append(slot)
+        self._track(slot)
+        return slot
+
+    def _track(self, slot: Slot) -> None:
+        """Count ``slot`` in flight until it ends, marking it and the calls it overlaps as parallel."""
+        origin = _origin()
+        with self._lock:
             # a call of another thread or task still in flight: the two ran at once, and which one
             # reached the seam first was the scheduler's choice (a call made inside another of the
             # same task, a tool calling a model, is nested, not parallel)
@@ -649,7 +655,6 @@ class Session:
                     other.parallel = True
             self._in_flight[slot] = origin
             slot._landed = self._landed
-        return slot
 
     def _landed(self, slot: Slot) -> None:
         with self._lock:

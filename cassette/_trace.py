@@ -8,6 +8,8 @@ queued for the trace file::
     {"v": 1, "run": "<id>", "seq": 0, "kind": "llm", "key": "<sha256>", "ts": 1767225600.123,
      "request": {...normalised, redacted...}, "response": {...redacted...}}
 
+A call in flight at the same time as a call of another thread or task also
+gets ``"parallel": true`` (its place in ``seq`` was the scheduler's).
 ``key`` is the match key of the *un-redacted* request, so `cassette.promote`
 can turn a run into a cassette that replays even where redaction changed the
 stored request. A writer thread drains a bounded queue; each line is one
@@ -63,13 +65,22 @@ def new_run_id() -> str:
 class _Line:
     """One finished call waiting to be encoded (redaction and JSON happen on the writer thread)."""
 
-    __slots__ = ("key", "kind", "request", "response", "run", "seq", "ts")
+    __slots__ = ("key", "kind", "parallel", "request", "response", "run", "seq", "ts")
 
     def __init__(
-        self, run: str, seq: int, kind: str, key: str, request: Any, response: Any, ts: float
+        self,
+        run: str,
+        seq: int,
+        kind: str,
+        key: str,
+        request: Any,
+        response: Any,
+        ts: float,
+        parallel: bool = False,
     ) -> None:
         self.run, self.seq, self.kind, self.key = run, seq, kind, key
         self.request, self.response, self.ts = request, response, ts
+        self.parallel = parallel
 
 
 def encode_line(line: _Line) -> bytes:
@@ -86,6 +97,8 @@ def encode_line(line: _Line) -> bytes:
         "request": redacted(line.request, line.kind, "request"),
         "response": redacted(line.response, line.kind, "response"),
     }
+    if line.parallel:  # in flight at once with a call of another thread or task (see Session.begin)
+        record["parallel"] = True
     # payload key order kept (user code may serialise a tool result into the next prompt);
     # orjson escapes newlines inside strings, so a record is exactly one line
     return ordered_json(record) + b"\n"
@@ -315,7 +328,8 @@ class TraceSlot(Slot):
 
     def finish(self, response: dict[str, Any]) -> None:
         super().finish(response)
-        self.sink.submit(_Line(self.run, self.seq, self.kind, self.key, self.request, response, self.ts))
+        line = _Line(self.run, self.seq, self.kind, self.key, self.request, response, self.ts, self.parallel)
+        self.sink.submit(line)
 
     def finish_later(self, build: Callable[[], dict[str, Any]]) -> None:
         self.finish(build())
@@ -335,11 +349,15 @@ class TraceSession(Session):
         self.trace = trace
         self.run = run
         self._counter = itertools.count()
+        self._lock = threading.Lock()
+        self._in_flight = {}
 
     def begin(self, kind: str, request: dict[str, Any]) -> Slot:
         sink = self.trace.sink
         seq = next(self._counter)  # itertools.count is atomic under the GIL: seq is the start order
-        return TraceSlot(kind, request_key(request), request, self.run, seq, sink)
+        slot = TraceSlot(kind, request_key(request), request, self.run, seq, sink)
+        self._track(slot)
+        return slot
 
 
 # --- the public handle ------------------------------------------------------------------------------

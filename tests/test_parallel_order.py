@@ -174,3 +174,24 @@ async def test_a_re_recording_whose_parallel_calls_came_in_another_order_has_no_
     again.write_text(json.dumps(doc, indent=2))
     (item,) = diff_cassettes(cassette.load_cassette(path), cassette.load_cassette(again))
     assert item.seq == 2 and item.kind == "llm"  # the new recording's lookup 0
+
+
+async def test_a_traced_gather_is_promoted_with_its_parallel_marks(tmp_path: Path) -> None:
+    """Production traffic has the same scheduler: the trace line says `parallel`, and so does the
+    cassette promoted from it."""
+    trace = tmp_path / "prod.jsonl"
+    with DevServer() as srv:
+        client = cassette.instrument(AsyncOpenAI(base_url=srv.openai_base_url, api_key="x", max_retries=0))
+        with cassette.trace(trace) as traced:
+            live = await _agent(client)
+    expected = {"plan": False, "lookup 0": True, "lookup 1": True, "lookup 2": True, "summary": False}
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert {_asked(line): line.get("parallel", False) for line in lines} == expected
+
+    promoted = tmp_path / "promoted.json"
+    cassette.promote(trace, to=promoted, run=traced.run)
+    assert dict(_recorded(promoted)) == expected
+    _reorder(promoted, ["plan", "lookup 2", "lookup 1", "lookup 0", "summary"])
+    replayer = cassette.instrument(AsyncOpenAI(base_url=DEAD, api_key="x", max_retries=0))
+    with block_network(), cassette.using(promoted, mode="replay", check_order="error", unused="error"):
+        assert await _agent(replayer) == live

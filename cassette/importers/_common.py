@@ -40,6 +40,7 @@ class Converted:
     request: dict[str, Any]
     response: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    parallel: bool = False  # in flight at once with another call when traced: its order not checked
 
 
 @dataclass
@@ -265,7 +266,11 @@ def save_converted(
         request = redacted(c.request, c.kind, "request")
         # a request redacted here or before (a trace line) also keeps the key of its redacted form,
         # which replay falls back to (see Session._serve_redacted)
-        extra = {"redacted_key": redacted_key(request)} if request_key(request) != c.key else {}
+        extra: dict[str, Any] = {}
+        if request_key(request) != c.key:
+            extra["redacted_key"] = redacted_key(request)
+        if c.parallel:
+            extra["parallel"] = True
         interactions.append(
             Interaction(seq, c.kind, c.key, request, redacted(c.response, c.kind, "response"), extra)
         )

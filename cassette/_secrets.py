@@ -887,6 +887,11 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*\Z")
 _CACHE_LIMIT = 100_000
 
 
+# What the scan inflates of a compressed file that does not expand whole (the file is a finding
+# anyway): a bomb is not inflated to the 1 GiB a cassette may hold, then copied
+_SALVAGE_MAX = 256 * 2**20
+
+
 class Scanner:
     """Finds secrets in files with a fixed list of rules and an allow-list of fingerprints.
 
@@ -987,7 +992,7 @@ class Scanner:
             except CompressedDataError as exc:
                 # damaged: the key may be in what still inflates, and what does not cannot be
                 # vouched for, so the file itself is reported (as `cassette verify` refuses it)
-                inner = salvage(raw)
+                inner = salvage(raw, _SALVAGE_MAX)
                 rows = self._scan_bytes(inner, as_json, blobs) if inner else []
                 damage = hashlib.sha256(raw).hexdigest()[:16]
                 return [

@@ -290,11 +290,18 @@ def gzip_bytes(data: bytes) -> bytes:
 
 def gunzip(data: bytes, limit: int = MAX_INFLATED_BYTES) -> bytes:
     """The bytes inside one gzip member; `CompressedDataError` when it is damaged, cut short or too big."""
+    # the trailer's size (mod 2**32): one past the limit is a bomb, or a file cut short or damaged,
+    # whose last bytes are not a trailer. Which one is found inflating it without keeping the bytes:
+    # a bomb costs time, not memory
+    if len(data) >= 18 and int.from_bytes(data[-4:], "little") > limit:
+        _inflate_counting(data, limit)
     inflate = zlib.decompressobj(wbits=31)  # gzip only; checks the header, the CRC and the length
     try:
         out = inflate.decompress(data, limit + 1)
     except zlib.error as exc:
         raise CompressedDataError(f"its gzip data is damaged ({exc})") from None
+    except MemoryError:  # a limit on this process's memory below what it expands to
+        raise CompressedDataError("it expands to more than this process has memory for") from None
     if len(out) > limit:
         raise CompressedDataError(f"it expands to more than {limit:,} bytes, more than a cassette may hold")
     if not inflate.eof:
@@ -302,6 +309,29 @@ def gunzip(data: bytes, limit: int = MAX_INFLATED_BYTES) -> bytes:
     if inflate.unused_data:
         raise CompressedDataError(f"{len(inflate.unused_data):,} bytes follow the end of its gzip data")
     return out
+
+
+_COUNT_STEP = 16 * 2**20
+
+
+def _inflate_counting(data: bytes, limit: int) -> None:
+    """Inflate ``data`` (one gzip member) ``_COUNT_STEP`` bytes at a time, keeping none of it: the
+    `CompressedDataError` `gunzip` would raise, found without holding what it expands to."""
+    inflate = zlib.decompressobj(wbits=31)
+    size, pending = 0, data
+    try:
+        while not inflate.eof:
+            piece = inflate.decompress(pending, _COUNT_STEP)
+            size += len(piece)
+            if size > limit:
+                raise CompressedDataError(
+                    f"it expands to more than {limit:,} bytes, more than a cassette may hold"
+                )
+            pending = inflate.unconsumed_tail
+            if not pending and len(piece) < _COUNT_STEP:
+                break  # every byte read and nothing more to write: the data ends early
+    except zlib.error as exc:
+        raise CompressedDataError(f"its gzip data is damaged ({exc})") from None
 
 
 def salvage(data: bytes, limit: int = MAX_INFLATED_BYTES) -> bytes:
@@ -313,6 +343,15 @@ def salvage(data: bytes, limit: int = MAX_INFLATED_BYTES) -> bytes:
 
         salvage(gzip_bytes(b"key=...")[:-8]) == b"key=..."  # the trailer cut off
     """
+    for room in (limit, limit // 16):
+        try:
+            return _salvaged(data, room)
+        except MemoryError:  # more than this process has memory for: a sixteenth of it, or nothing
+            continue
+    return b""
+
+
+def _salvaged(data: bytes, limit: int) -> bytes:
     out: list[bytes] = []
     rest = data
     while rest[:2] == GZIP_MAGIC and sum(map(len, out)) <= limit:

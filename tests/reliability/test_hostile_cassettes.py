@@ -24,6 +24,7 @@ import resource
 import shutil
 import sys
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -481,6 +482,39 @@ def test_reference_bomb_is_refused_quickly(tmp_path: Path) -> None:
     c = load_cassette(path, tmp_path / ".blobs")
     with memory_cap(), pytest.raises(InvalidBlobRefError, match="reference bomb"):
         c.hydrate(c.interactions[0].response)
+
+
+@functools.cache
+def _gzip_bomb() -> bytes:
+    """A compressed cassette of 1.2 GB (a JSON object of spaces) in 1.2 MB: past what one may hold."""
+    deflate = zlib.compressobj(1, zlib.DEFLATED, 31)
+    spaces = b" " * (64 * 2**20)
+    return b"".join([deflate.compress(b"{"), *(deflate.compress(spaces) for _ in range(18)), deflate.flush()])
+
+
+@pytest.mark.parametrize("trailer", ["honest", "lying"])
+def test_a_gzip_bomb_is_refused_without_holding_what_it_expands_to(tmp_path: Path, trailer: str) -> None:
+    """Before: inflated up to 1 GiB in memory before the limit refused it; under a process memory
+    limit that was a raw MemoryError. Its trailer says its size: refused after a pass that keeps
+    nothing. A trailer that lies (says 2 bytes) is inflated, and a MemoryError is a cassette error."""
+    bomb = _gzip_bomb()
+    if trailer == "lying":
+        bomb = bomb[:-4] + (2).to_bytes(4, "little")
+    path = _write(tmp_path, bomb)
+    with memory_cap(256 * 2**20), pytest.raises(cassette.CorruptCassetteError) as caught:
+        load_cassette(path)
+    assert str(path) in str(caught.value)
+    assert ("more than a cassette may hold" if trailer == "honest" else "memory") in str(caught.value)
+
+
+def test_the_secret_scan_of_a_gzip_bomb_reports_it_within_bounded_memory(tmp_path: Path) -> None:
+    """Before: the scan inflated it twice up to 1 GiB (and joined the pieces: 2 GiB at its peak)."""
+    from cassette._secrets import Scanner, default_rules
+
+    path = _write(tmp_path, _gzip_bomb())
+    with memory_cap(768 * 2**20):
+        findings = Scanner(default_rules()).scan_file(path)
+    assert [f.rule for f in findings] == ["damaged-compressed-file"]
 
 
 def test_a_value_repeating_one_blob_still_hydrates(tmp_path: Path) -> None:

@@ -485,7 +485,7 @@ def _classes(lib: str) -> dict[str, type]:
             self._chunks = chunks
 
         def __iter__(self) -> Iterator[bytes]:
-            yield from self._chunks
+            return iter(self._chunks)  # no generator frame to resume for each event
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             for chunk in self._chunks:

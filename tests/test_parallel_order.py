@@ -195,3 +195,19 @@ async def test_a_traced_gather_is_promoted_with_its_parallel_marks(tmp_path: Pat
     replayer = cassette.instrument(AsyncOpenAI(base_url=DEAD, api_key="x", max_retries=0))
     with block_network(), cassette.using(promoted, mode="replay", check_order="error", unused="error"):
         assert await _agent(replayer) == live
+
+
+def test_cassette_show_marks_the_parallel_calls(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cassette.cli import main
+
+    path = tmp_path / "agent.json"
+    with DevServer() as srv:
+        client = cassette.instrument(AsyncOpenAI(base_url=srv.openai_base_url, api_key="x", max_retries=0))
+        with cassette.using(path, mode="record"):
+            asyncio.run(_agent(client))
+    assert main(["show", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line.endswith("[parallel]") for line in lines] == [False, True, True, True, False]
+    assert main(["show", "--json", str(path)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["parallel"] for r in rows] == [False, True, True, True, False]

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     what_width = min(36, max(len(r["what"]) for r in rows))
     for r in rows:
         tokens = f"  {r['tokens']} tok" if r["tokens"] else ""
-        flag = "  [incomplete]" if r["incomplete"] else ""
+        flag = ("  [incomplete]" if r["incomplete"] else "") + ("  [parallel]" if r["parallel"] else "")
         out.write(
             f"#{r['seq']:<3} {r['kind']:<5} {_cut(r['what'], what_width):<{what_width}}  "
             f"{_cut(r['request'], args.width)}  ->  {_cut(r['response'], args.width)}{tokens}{flag}\n"
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def timeline(path: Path) -> list[dict[str, Any]]:
-    """One dict per interaction: ``seq, kind, what, request, response, tokens, incomplete``.
+    """One dict per interaction: ``seq, kind, what, request, response, tokens, incomplete, parallel``.
 
     Example::
 
@@ -102,6 +102,7 @@ def timeline(path: Path) -> list[dict[str, Any]]:
                     "response": _response_excerpt(inter.kind, response),
                     "tokens": tokens_of(response) if inter.kind != "tool" else 0,
                     "incomplete": bool(response.get("incomplete")),
+                    "parallel": inter.extra.get("parallel") is True,
                 }
             )
         except (TypeError, AttributeError, ValueError, KeyError, RecursionError) as exc:

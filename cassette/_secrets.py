@@ -136,7 +136,7 @@ class Finding:
 
 # Bumped whenever what a scan finds changes without a rule changing (how text, JSON, $bytes or
 # binary content is read): the staged scan's cache keys on it as well as on the rules.
-SCAN_VERSION = 5
+SCAN_VERSION = 6
 
 
 def shannon_entropy(text: str) -> float:
@@ -219,7 +219,7 @@ _Hit = tuple[int, int, int]
 # prefix search and those checks run in C, so Python sees only real
 # occurrences of a literal; one pass per anchor beats one pass per literal.
 _PREFIX_ANCHORS = (b"_", b"-", b"~", b"A", b"J")
-_KEYWORD_ANCHORS = (b"key", b"token", b"secret", b"pass")
+_KEYWORD_ANCHORS = (b"key", b"token", b"secret", b"pass", b"pin")
 
 # (offset of the anchor in the literal, literal, rule indexes)
 _Entry = tuple[int, bytes, tuple[int, ...]]
@@ -573,7 +573,12 @@ def redact_text(text: str, rules: Sequence[SecretRule] | Scanner) -> str:
     """
     engine = _engine_for(rules)
     data = text.encode("utf-8", "surrogatepass")
-    hits = engine.hits(data)
+    keyword_cands: list[int] = []
+    hits = engine.hits(data, keyword_cands=keyword_cands)
+    if keyword_cands:  # YAML in the text: each item of a list, each value of a map a keyword names
+        listed = _list_hits(engine, data, keyword_cands, None)
+        if listed:
+            hits = _resolve({*hits, *listed})
     if not hits:
         return text
     out: list[bytes] = []
@@ -1098,6 +1103,7 @@ class Scanner:
     ) -> list[_Row]:
         got = _Texts()
         engine = self._engine
+        got.keyword = engine.has_keyword
         if isinstance(doc, dict) and _is_bytes(doc):
             _collect_bytes(doc, (), None, got)
         elif holding is None or engine.full:
@@ -1341,18 +1347,40 @@ _YAML_KEY_HEAD = re.compile(rb"""([ \t]*(?:-[ \t]+)?)["']?([A-Za-z0-9_.-]{0,40})
 _ESCAPED_YAML_LIST = re.compile(
     rb"""[A-Za-z0-9_.-]{0,40}\\*["']?[ \t]*:[ \t]*(?:\\+r)?\\+n(?:[ \t]|\\+t)*-[ \t]"""
 )
+# ... and a key ending its line before an indented key (`"api_keys:\n  prod: …"`), for a map.
+_ESCAPED_YAML_MAP = re.compile(
+    rb"""([A-Za-z0-9_.-]{0,40})\\*["']?[ \t]*:[ \t]*(?:\\+r)?\\+n(?:[ \t]|\\+t)+(?:\\*["'])?[A-Za-z0-9_$]"""
+)
 _YAML_MAX_ITEMS = 1000
 
 
 def _escaped_yaml_list(raw: bytes, keyword_cands: list[int]) -> bool:
-    """Whether a keyword at one of ``keyword_cands`` names a YAML list inside a JSON string."""
+    """Whether a keyword at one of ``keyword_cands`` names a YAML list inside a JSON string, or a
+    YAML map under a plural secret name."""
     match = _ESCAPED_YAML_LIST.match
-    return any(raw.find(b"\\", p, p + 64) >= 0 and match(raw, p) is not None for p in keyword_cands)
+    map_match = _ESCAPED_YAML_MAP.match
+    for p in keyword_cands:
+        if raw.find(b"\\", p, p + 64) < 0:
+            continue
+        if match(raw, p) is not None:
+            return True
+        m = map_match(raw, p)
+        if m is None:
+            continue
+        q = p
+        while q > 0 and p - q < 40 and raw[q - 1] in _KEY_CHARS:
+            q -= 1
+        if _plural_name((raw[q:p] + m.group(1)).decode("ascii")):
+            return True
+    return False
 
 
-def _yaml_items(data: bytes, p: int, lo: int, hi: int) -> tuple[bytes, list[tuple[int, int]]] | None:
+def _yaml_items(
+    data: bytes, p: int, lo: int, hi: int, keyword: Callable[[str], bool] | None = None
+) -> tuple[bytes, list[tuple[int, int]]] | None:
     """The key whose name holds the keyword at ``p`` and the (start, end) of each item of the YAML
-    block list it names, within ``data[lo:hi]``; None when the key names no such list."""
+    block list it names, or of each value of the block map it names when its name is a plural
+    secret name (see :func:`_yaml_map`), within ``data[lo:hi]``; None when the key names neither."""
     m = _YAML_KEY_END.match(data, p, hi)
     if m is None:
         return None
@@ -1377,6 +1405,11 @@ def _yaml_items(data: bytes, p: int, lo: int, hi: int) -> tuple[bytes, list[tupl
             pos = eol + 1  # a blank line, a comment, or inside an item
             continue
         if body[:2] not in (b"- ", b"-\t") or indent < column or (item_column >= 0 and indent != item_column):
+            if not items and indent > column and _plural_name(name.decode("ascii")):
+                # no list: a map under a plural name (`api_keys:` then `  prod: …`)
+                text = name.decode("ascii")
+                values = _yaml_map(data, pos, hi, column, keyword, _says_password(text))
+                return (name, values) if values else None
             break  # the list is over (or there was none)
         item_column = indent
         start, end = pos + indent + 1, pos + len(line)
@@ -1385,6 +1418,79 @@ def _yaml_items(data: bytes, p: int, lo: int, hi: int) -> tuple[bytes, list[tupl
         items.append((start, end))
         pos = eol + 1
     return (name, items) if len(items) > 1 else None
+
+
+# A line of a YAML block map: its key, plain or quoted, then `:` and a blank or the line's end.
+_YAML_MAP_KEY = re.compile(
+    rb"""(?:"([^"\r\n]{1,80})"|'([^'\r\n]{1,80})'|([A-Za-z0-9_$][A-Za-z0-9_.$ /-]{0,79}?))"""
+    rb"""[ \t]*:(?:[ \t]+|\Z)"""
+)
+
+
+def _yaml_map(
+    data: bytes, pos: int, hi: int, column: int, keyword: Callable[[str], bool] | None, numeric: bool
+) -> list[tuple[int, int]]:
+    """The (start, end) of each value of the YAML block map starting at ``pos`` (its lines indented
+    deeper than ``column``) under a plural secret name: its values, and the scalars nested deeper in
+    maps and lists of scalars (``passwords:`` / ``  prod:`` / ``    db: …``), as the JSON scan reads
+    ``{"passwords": {"prod": {"db": …}}}`` (see :func:`_collect`). A key whose name holds a keyword
+    is left to the scan of its own line, and so is, nested, a key describing the secret (``id``,
+    ``name``, ``created_at``), with what is under it; so are the records of a list (``- name: …``)
+    and block scalars (``key: |``). A number nested deeper than the map's values counts only when
+    the plural name says password (``numeric``), as in JSON."""
+    items: list[tuple[int, int]] = []
+    openers: list[int] = []  # the indent of each key whose nested map the line is in
+    skip = -1  # lines indented deeper than this belong to something not read
+    while pos < hi and len(items) < _YAML_MAX_ITEMS:
+        eol = data.find(b"\n", pos, hi)
+        if eol < 0:
+            eol = hi
+        line = data[pos:eol].rstrip(b"\r")
+        body = line.lstrip(b" \t")
+        indent = len(line) - len(body)
+        at = pos + indent
+        pos = eol + 1
+        if not body or body[:1] == b"#":
+            continue
+        if indent <= column:
+            break  # the map is over
+        if skip >= 0:
+            if indent > skip:
+                continue
+            skip = -1
+        while openers and openers[-1] >= indent:
+            openers.pop()
+        depth = len(openers) + 1
+        if body[:2] in (b"- ", b"-\t"):
+            rest = body[2:].lstrip(b" \t")
+            if _YAML_MAP_KEY.match(rest) is not None:
+                skip = indent  # a record in a list: read by its own names
+            elif rest and rest[:1] != b"#":
+                items.append((at + len(body) - len(rest), at + len(body)))
+            continue
+        m = _YAML_MAP_KEY.match(body)
+        if m is None:
+            if not items and not openers:
+                return []  # not a map after all
+            continue  # the rest of a value written over several lines
+        name = (m.group(1) or m.group(2) or m.group(3)).decode("utf-8", "replace")
+        value = body[m.end() :]
+        own = (depth > 1 and _describes(name)) or (keyword is not None and keyword(name))
+        if not value or value[:1] == b"#":
+            if own:
+                skip = indent
+            else:
+                openers.append(indent)
+            continue
+        if own:
+            continue
+        if value[:1] in (b"|", b">"):
+            skip = indent  # a block scalar: its lines are text, not keys
+            continue
+        if depth > 1 and value.isdigit() and not numeric:
+            continue  # a number nested in a key's record (a date, a size), as in JSON
+        items.append((at + m.end(), at + len(body)))
+    return items
 
 
 def _list_hits(
@@ -1404,7 +1510,7 @@ def _list_hits(
             seg = bisect_right(starts, p) - 1
             lo = starts[seg]
             hi = starts[seg + 1] - 1 if seg + 1 < len(starts) else len(data)
-        found = _yaml_items(data, p, lo, hi)
+        found = _yaml_items(data, p, lo, hi, engine.has_keyword)
         if found is None:
             continue
         name, items = found
@@ -1490,7 +1596,15 @@ def _escaped(raw: bytes, q: int) -> bool:
 
 
 def _locate(raw: bytes, secret: bytes, start: int) -> int:
-    """Where a decoded secret sits in the raw file: as is, or JSON-escaped once or twice."""
+    """Where a decoded secret sits in the raw file: as is, or JSON-escaped once or twice; a number
+    (a numeric password) where it stands alone, not inside a longer one (a timestamp)."""
+    if secret.isdigit():
+        alone = re.compile(rb"(?<![0-9])" + secret + rb"(?![0-9])")
+        for begin in (start, 0):
+            m = alone.search(raw, begin)
+            if m is not None:
+                return m.start()
+        return -1
     forms = [secret]
     text = secret.decode("utf-8", "replace")
     once = orjson.dumps(text)[1:-1]
@@ -1514,6 +1628,8 @@ class _Texts:
         self.paths: list[tuple[str | int, ...]] = []
         self.encoded: dict[int, str] = {}
         self.binary: list[tuple[tuple[str | int, ...], str, bytes]] = []
+        # whether a JSON key holds a rule's keyword (a name inside a plural map is then read as itself)
+        self.keyword: Callable[[str], bool] | None = None
 
 
 def _collect(
@@ -1522,7 +1638,7 @@ def _collect(
     key: str | None,
     out: _Texts,
     only: _Only | None,
-    plural: bool = False,
+    depth: int = 0,
 ) -> None:
     """Every string under ``node`` in document order, each with its key as context.
 
@@ -1530,16 +1646,29 @@ def _collect(
     strings whose raw form holds a literal, or its key holds a keyword: no
     other string can have a finding. A tool's bytes result (``{"$bytes":
     base64}``) is always taken, decoded: its literals are not in the raw text.
-    ``plural``: ``node`` is a map under a plural secret name ``key``
-    (``"api_keys": {"prod": …}``, see :func:`_plural_name`): its strings take
-    that name as context, as a list's items take the list's, for the redactor
-    holds each of them a secret.
+    A number of 6 digits or more is taken under a name holding ``pass`` or
+    ``pin``, for the numeric-password rule.
+
+    ``depth`` > 0: ``node`` is a map under a plural secret name ``key``
+    (``"api_keys": {"prod": …}``, see :func:`_plural_name`), or a map or list
+    of strings nested ``depth - 1`` levels deeper in one (``"passwords":
+    {"prod": {"db": …}}``): its strings take that name as context, as a
+    list's items take the list's, for the redactor holds each of them a
+    secret (``_plural_map``). A string keeps its own name where that name
+    holds a keyword (it is scanned as anywhere else) or, nested, describes
+    the secret (``describes``: ``id``, ``name``, ``created_at``); a list of
+    records is read by the records' own names. A number nested deeper than
+    the map's values takes the plural name only when that says password
+    (the redactor keeps other numbers, which a key's record has as dates).
     """
     items: Iterable[tuple[str | int, Any]] = node.items() if isinstance(node, dict) else enumerate(node)
     for k, v in items:
         t = type(v)
         if t is str:
-            ctx = k if isinstance(k, str) and not plural else key
+            if not depth:
+                ctx = k if isinstance(k, str) else key
+            else:
+                ctx = k if isinstance(k, str) and _own_name(k, depth, out) else key
             if only is not None and not (len(v) in only.sizes and v in only.strings):
                 if ctx is None:
                     continue
@@ -1559,18 +1688,42 @@ def _collect(
                     continue
             out.texts.append(f'"{ctx}": "{v}"' if ctx is not None else v)
             out.paths.append(sub)
+        elif t is int and (v >= 100_000 or v <= -100_000):
+            own = isinstance(k, str) and (not depth or _own_name(k, depth, out))
+            ctx = k if own and isinstance(k, str) else key
+            if ctx is None or ("pass" not in ctx.lower() and "pin" not in ctx.lower()):
+                continue
+            if depth > 1 and not own and not _says_password(ctx):
+                continue
+            if only is not None and not (ctx in only.strings or only.has_keyword(ctx)):
+                continue
+            out.texts.append(f'"{ctx}": {v}')
+            out.paths.append((*path, k))
         elif t is dict and len(v) == 1 and type(v.get("$bytes")) is str:
             _collect_bytes(v, (*path, k), k if isinstance(k, str) else key, out)
         elif t is dict:
-            if isinstance(k, str):
-                _collect(v, (*path, k), k, out, only, "$bytes" not in v and _plural_name(k))
-            else:
+            if not isinstance(k, str):
                 _collect(v, (*path, k), key, out, only)
+            elif depth and not _own_name(k, depth, out):
+                _collect(v, (*path, k), key, out, only, depth + 1)
+            else:
+                _collect(v, (*path, k), k, out, only, 1 if "$bytes" not in v and _plural_name(k) else 0)
         elif t is list:
-            _collect(v, (*path, k), k if isinstance(k, str) else key, out, only)
+            if depth and isinstance(k, str) and not _own_name(k, depth, out):
+                _collect(v, (*path, k), key, out, only, depth + 1)
+            else:
+                _collect(v, (*path, k), k if isinstance(k, str) else key, out, only)
+
+
+def _own_name(name: str, depth: int, out: _Texts) -> bool:
+    """Whether a field of a map under a plural secret name (or nested in one, ``depth`` > 1) is read by
+    its own name: one that holds a keyword (scanned as anywhere else), or a nested one that describes
+    the secret (``id``, ``name``, ``created_at``)."""
+    return (depth > 1 and _describes(name)) or (out.keyword is not None and out.keyword(name))
 
 
 _PLURALS: dict[str, bool] = {}
+_DESCRIBES: dict[str, bool] = {}
 
 
 def _plural_name(name: str) -> bool:
@@ -1585,6 +1738,27 @@ def _plural_name(name: str) -> bool:
             _PLURALS.clear()
         _PLURALS[name] = got
     return got
+
+
+def _describes(name: str) -> bool:
+    """Whether a field nested in a map under a plural secret name describes the secret (``id``,
+    ``name``, ``created_at``) rather than holds it, as the redactor (``describes``) holds it."""
+    got = _DESCRIBES.get(name)
+    if got is None:
+        from cassette.plugins.redact_default import describes
+
+        got = describes(name)
+        if len(_DESCRIBES) > 10_000:
+            _DESCRIBES.clear()
+        _DESCRIBES[name] = got
+    return got
+
+
+def _says_password(name: str) -> bool:
+    """Whether a name ends in password, passcode or pin (the redactor's ``says_password``)."""
+    from cassette.plugins.redact_default import says_password
+
+    return says_password(name)
 
 
 def _is_bytes(node: dict[str, Any]) -> bool:

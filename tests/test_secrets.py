@@ -113,6 +113,8 @@ def _samples() -> list[Sample]:
         Sample("url-credentials", "DATABASE_URL", f"postgres://app:{db_password}@db:5432/prod", db_password),
         same("generic-secret", "db_password", rs(20, ALNUM + "!#%")),
         same("generic-secret", "gpg_passphrase", rs(24, ALNUM + "!#%")),
+        same("numeric-password", "DB_PASSWORD", rs(9, string.digits)),
+        same("numeric-password", "card_pin", rs(8, string.digits)),
     ]
 
 

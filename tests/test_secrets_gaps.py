@@ -7,6 +7,10 @@ and the redactor.
 - a list under a keyword key (``"passwords": ["short", key]``) was missed when the file had no raw hit
 - the generic rule capped values at 500 characters and wanted 12 distinct characters in a 12-character one
 - a Bearer token of 40 or 64 hex characters was taken for a sha digest
+- a YAML map under a plural secret name in text (``api_keys:`` then ``  prod: …``) was read by neither the
+  scanner nor the recorder's redactor (nor, by the redactor, a YAML list under a keyword key)
+- a value nested two maps deeper than a plural secret name (``{"passwords": {"prod": {"db": …}}}``)
+- a numeric password or PIN (``"password": 48151623``, ``pin: 48151623``) was never a finding
 
 Every key is generated at run time from a seeded RNG: no literal secret lives in this file.
 """
@@ -33,6 +37,7 @@ import cassette
 from cassette._secrets import Scanner, default_rules, fingerprint, redact_text
 from cassette._store import BlobStore
 from cassette.cli import main
+from cassette.plugins.secret_rules import _placeholder
 from tests.secret_helpers import ALNUM, random_key
 
 RNG = random.Random(20261202)
@@ -116,7 +121,7 @@ def test_binary_data_is_scanned_in_its_printable_runs_only() -> None:
         assert b"\x00" in data[:8192]
         assert SCANNER.scan(data, f"blob.{name}") == [], name
     # a key in a PNG text chunk is in a printable run: found, on the line the file's newlines give it
-    png = _png((b"tEXt", b"Comment\x00deploy with " + key.encode()))
+    png = _png((b"tEXt", b"Comment\x00deploy with " + key.encode() + b"\n"))  # see the bytes test
     (finding,) = SCANNER.scan(png, "shot.png")
     assert finding.rule == "github-token"
     assert finding.fingerprint == fingerprint("github-token", key)
@@ -140,7 +145,10 @@ def read_file(name: str) -> bytes:
             ".profile.OPENAI_API_KEY",
             id="json",
         ),
-        pytest.param(lambda key: _png((b"tEXt", b"Comment\x00" + key.encode()), side=4), "", id="binary"),
+        # the key ends its text: the chunk's CRC after it is printable one time in four, and would extend it
+        pytest.param(
+            lambda key: _png((b"tEXt", b"Comment\x00" + key.encode() + b"\n"), side=4), "", id="binary"
+        ),
     ],
 )
 def test_a_key_in_a_tool_bytes_result_is_found_at_the_line_of_its_base64(
@@ -234,7 +242,7 @@ def test_a_list_under_a_keyword_key_is_found_when_its_first_item_is_short() -> N
 
 
 def test_a_generic_value_longer_than_500_characters_is_found_whole() -> None:
-    value = rs(1200, ALNUM + "_-")
+    value = _key(1200, ALNUM + "_-")
     for raw, name in (
         (orjson.dumps({"api_token": value}), "c.json"),
         (f"API_TOKEN={value}\n".encode(), ".env"),
@@ -293,7 +301,7 @@ def _manifest(response: dict[str, object]) -> dict[str, object]:
 def test_each_value_of_a_map_under_a_plural_secret_name_is_a_finding(
     name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    values = {"prod": rs(24), "staging": "short", "dev": rs(32, ALNUM + "_-")}
+    values = {"prod": rs(24), "staging": "short", "dev": _key(32, ALNUM + "_-")}
     usage = {"prompt_tokens": 12, "completion_tokens_details": {"reasoning_tokens": 0}}
     path = Path("c.json")
     path.write_text(json.dumps(_manifest({"usage": usage, "body": {name: values}}), indent=2) + "\n")
@@ -364,7 +372,7 @@ def test_maps_that_are_not_plural_secret_names_or_hold_ids_are_not_findings() ->
 def test_each_item_of_a_yaml_list_under_a_keyword_key_is_found_on_its_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    keys = [rs(24), rs(30, ALNUM + "_-"), rs(40)]
+    keys = [rs(24), _key(30, ALNUM + "_-"), rs(40)]
     text = (
         "service: billing\n"
         "credentials:\n"
@@ -537,3 +545,307 @@ def test_a_key_split_over_events_that_are_all_in_the_blob_store_is_found() -> No
     )
     assert finding.line == _line_of(manifest, response["events"][1]["$blob"])
     assert finding.fingerprint == fingerprint("github-token", key)
+
+
+# -- a YAML map under a plural secret name: each value, nested ones too, found and redacted -----------------
+
+
+def _key(n: int, alphabet: str = ALNUM) -> str:
+    """A random key that no rule takes for a placeholder (`xxxx` or `fake` come up by chance) and
+    that does not start with `-` (read as a YAML list's dash)."""
+    while True:
+        key = rs(n, alphabet)
+        if key[0] not in "-_" and not _placeholder(key):
+            return key
+
+
+def _digits(n: int) -> str:
+    """A random number of ``n`` digits (no leading zero: it is written as a JSON number too)."""
+    return rs(1, "123456789") + rs(n - 1, "0123456789")
+
+
+def _yaml_keys() -> tuple[list[str], str]:
+    keys = [_key(24), _key(32, ALNUM + "_-"), _key(20), _key(28), _key(26)]
+    text = (
+        "service: billing\n"
+        "api_keys:\n"
+        f"  prod: {keys[0]}\n"
+        "  # rotated weekly\n"
+        "\n"
+        f"  dev: '{keys[1]}'\n"
+        "  staging: short\n"  # not shaped like a secret
+        "passwords:\n"
+        "  prod:\n"
+        f'    db: "{keys[2]}"\n'  # two maps below the plural name
+        "    replicas:\n"
+        f"      - {keys[3]}\n"
+        "  ci:\n"
+        "    id: key_01HQ3K8V9XJ5M2N7P4R6S8T0W\n"  # a record's id, name and dates describe the key
+        "    name: ci-deploy-key-2024\n"
+        "    created_at: 2024-01-15T10:30:00Z\n"
+        f"    value: {keys[4]}\n"
+        "region: eu-west-1\n"
+        "ids:\n"
+        f"  prod: {rs(40)}\n"  # a map under a name that is no secret's
+    )
+    return keys, text
+
+
+def test_each_value_of_a_yaml_map_under_a_plural_secret_name_is_found_on_its_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    keys, text = _yaml_keys()
+    path = Path("deploy.yaml")
+    path.write_text(text)
+    code, found = _scan_cli(str(path), capsys=capsys)
+    assert code == 1
+    assert [(f["rule"], f["line"]) for f in found] == [("generic-secret", _line_of(path, k)) for k in keys]
+    assert [f["fingerprint"] for f in found] == [fingerprint("generic-secret", k) for k in keys]
+    assert not any(k in json.dumps(found) for k in keys)
+
+
+def test_yaml_maps_that_are_not_secrets_are_not_findings() -> None:
+    text = (
+        "secrets:\n  db: Xk9mP2vL7qRt5nB8\n"  # bare `secrets` as often names them
+        "tokens:\n  first: Hello\n"
+        "api_keys_count:\n  prod: 123\n"
+        "passwords:\n  prod: ${DB_PASSWORD}\n  dev: '{{ vault.dev }}'\n  ci: process.env.DB_PASSWORD\n"
+        "access_tokens:\n"
+        "  github:\n    url: https://github.com/acme/api\n    created: 1716239022\n"
+        "    keyId: AbCdEf123456GhIjKl\n    next_page_token: Zm9vYmFyYmF6cXV4MTIz\n"
+        "  gitlab:\n    - name: deploy\n      id: AbCdEf123456GhIjKl\n"  # a list of records
+        "api_keys:\n  notes: |\n    prod: AbCdEf123456GhIjKl\n"  # a block scalar's text
+        "  prod:\n"
+        f"    - chatcmpl-{rs(29)}\n    - 3f2b8c1e-9a4d-4e7b-8c2a-1d5e6f7a8b9c\n"
+    )
+    assert SCANNER.scan(text, "c.yaml") == []
+
+
+@cassette.tool
+def cat_config(name: str) -> str:
+    return Path(name).read_text()
+
+
+def test_a_yaml_map_in_a_tool_output_is_found_and_the_recorder_redacts_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    keys, text = _yaml_keys()
+    Path("deploy.yaml").write_text(text)
+    # as an older version (or a hand edit) leaves it: found in the JSON string, on its line
+    raw = json.dumps(_manifest({"result": text}), indent=2)
+    found = SCANNER.scan(raw, "c.json")
+    assert [(f.rule, f.path) for f in found] == [("generic-secret", "interactions[0].response.result")] * 5
+    assert [f.fingerprint for f in found] == [fingerprint("generic-secret", k) for k in keys]
+    # as recording writes it: every value taken out, the rest of the text kept
+    with cassette.using("c.json", mode="record"):
+        assert cat_config("deploy.yaml") == text
+    recorded = Path("c.json").read_text()
+    assert not any(k in recorded for k in keys)
+    assert "ci-deploy-key-2024" in recorded and "staging: short" in recorded
+    assert _scan_cli("c.json", capsys=capsys) == (0, [])
+    # a YAML list under a keyword key, in text, is redacted item by item too
+    listed = "api_keys:\n  - short\n" + "".join(f"  - {k}\n" for k in keys[:2])
+    assert redact_text(listed, default_rules()) == (
+        "api_keys:\n  - short\n" + "  - <redacted:generic-secret>\n" * 2
+    )
+
+
+def test_a_yaml_map_in_a_staged_file_is_found(capsys: pytest.CaptureFixture[str]) -> None:
+    keys = [_key(24), _key(24)]
+    _git("init", "-q", ".")
+    Path("pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
+    Path("ci.yml").write_text(
+        f"env:\n  access_tokens:\n    github: {keys[0]}\n    pypi:\n      upload: {keys[1]}\n"
+    )
+    _git("add", "-A")
+    code, found = _scan_cli("--staged", capsys=capsys)
+    assert code == 1
+    assert [(f["file"], f["line"], f["fingerprint"]) for f in found] == [
+        ("ci.yml", 3, fingerprint("generic-secret", keys[0])),
+        ("ci.yml", 5, fingerprint("generic-secret", keys[1])),
+    ]
+
+
+# -- a value nested deeper than a plural secret name's map -------------------------------------------------
+
+
+def _nested() -> tuple[dict[str, str], dict[str, object]]:
+    keys = {
+        "db": _key(24),
+        "cache": _key(30, ALNUM + "_-"),
+        "eu": _key(28),
+        "us": _key(28),
+        "value": _key(32),
+        "aws": _key(40, ALNUM + "/+"),
+    }
+    doc: dict[str, object] = {
+        "passwords": {"prod": {"db": keys["db"], "cache": {"primary": keys["cache"]}}},
+        "api_keys": {
+            "prod": {"regions": [keys["eu"], keys["us"]]},
+            "ci": {  # a record of one key: its id, name and dates are not the key, its value is
+                "id": "key_01HQ3K8V9XJ5M2N7P4R6S8T0W",
+                "name": "ci-deploy-key-2024",
+                "owner": "svc-deploy-42Xq",
+                "created_at": "2024-01-15T10:30:00Z",
+                "last_used_at": 1716239022,
+                "scopes": ["read:models", "write:files"],
+                "next_page_token": "Zm9vYmFyYmF6cXV4MTIz",
+                "value": keys["value"],
+            },
+        },
+        # a name that is no plural secret name, its leaf named like one: found by that name
+        "credentials": {"aws": {"region": "eu-west-1", "secret_access_key": keys["aws"]}},
+    }
+    return keys, doc
+
+
+def test_a_value_nested_deeper_than_a_plural_secret_name_is_found(capsys: pytest.CaptureFixture[str]) -> None:
+    keys, doc = _nested()
+    path = Path("c.json")
+    path.write_text(json.dumps(_manifest({"body": doc}), indent=2) + "\n")
+    code, found = _scan_cli(str(path), capsys=capsys)
+    assert code == 1
+    at = "interactions[0].response.body."
+    assert [(f["rule"], f["path"], f["line"], f["fingerprint"]) for f in found] == [
+        (rule, at + where, _line_of(path, keys[name]), fingerprint(rule, keys[name]))
+        for rule, where, name in [
+            ("generic-secret", "passwords.prod.db", "db"),
+            ("generic-secret", "passwords.prod.cache.primary", "cache"),
+            ("generic-secret", "api_keys.prod.regions[0]", "eu"),
+            ("generic-secret", "api_keys.prod.regions[1]", "us"),
+            ("generic-secret", "api_keys.ci.value", "value"),
+            ("aws-secret-access-key", "credentials.aws.secret_access_key", "aws"),
+        ]
+    ]
+    # inside a tool call's arguments (JSON in JSON) too
+    call = {
+        "function": {"name": "deploy", "arguments": json.dumps({"passwords": {"prod": {"db": keys["db"]}}})}
+    }
+    (finding,) = SCANNER.scan(json.dumps({"tool_calls": [call]}, indent=2), "c.json")
+    assert finding.path == "tool_calls[0].function.arguments.passwords.prod.db"
+
+
+@cassette.tool
+def list_credentials(service: str) -> dict[str, object]:
+    return _nested_doc[0]
+
+
+_nested_doc: list[dict[str, object]] = []
+
+
+def test_the_recorder_redacts_a_value_nested_deeper_than_a_plural_secret_name() -> None:
+    keys, doc = _nested()
+    _nested_doc[:] = [doc]
+    with cassette.using("c.json", mode="record"):
+        list_credentials("billing")
+    recorded = Path("c.json").read_text()
+    assert not any(k in recorded for k in keys.values())
+    result = json.loads(recorded)["interactions"][0]["response"]["result"]
+    assert result["passwords"] == {"prod": {"db": "<redacted>", "cache": {"primary": "<redacted>"}}}
+    assert result["api_keys"]["prod"] == {"regions": ["<redacted>", "<redacted>"]}
+    record = result["api_keys"]["ci"]
+    assert record["value"] == "<redacted>"
+    ci = doc["api_keys"]["ci"]  # type: ignore[index]
+    for field in ("id", "name", "owner", "created_at", "last_used_at", "scopes", "next_page_token"):
+        assert record[field] == ci[field], field  # kept, with its type
+    assert SCANNER.scan(recorded, "c.json") == []
+
+
+# -- numeric passwords and PINs ----------------------------------------------------------------------------
+
+
+def test_a_numeric_password_or_pin_is_found(capsys: pytest.CaptureFixture[str]) -> None:
+    pins = [_digits(8), _digits(9), _digits(6), _digits(10), _digits(7), _digits(8)]
+    doc = {
+        "usage": {"prompt_tokens": 123456, "total_tokens": 4815162},
+        "db": {"password": int(pins[0]), "admin_passcode": pins[1]},
+        "card": {"userPin": int(pins[2])},
+        "passwords": {"backup": int(pins[3])},
+    }
+    path = Path("c.json")
+    path.write_text(json.dumps(_manifest({"body": doc}), indent=2) + "\n")
+    code, found = _scan_cli(str(path), capsys=capsys)
+    assert code == 1
+    at = "interactions[0].response.body."
+    assert [(f["rule"], f["path"], f["line"]) for f in found] == [
+        ("numeric-password", at + where, _line_of(path, pin))
+        for where, pin in zip(
+            ["db.password", "db.admin_passcode", "card.userPin", "passwords.backup"], pins, strict=False
+        )
+    ]
+    assert [f["fingerprint"] for f in found] == [fingerprint("numeric-password", p) for p in pins[:4]]
+    assert not any(p in json.dumps(found) for p in pins)
+    # in YAML, an env file, a log line and a tool call's arguments
+    text = f"db:\n  password: {pins[4]}\n  PIN: '{pins[5]}'\n"
+    assert [(f.rule, f.line) for f in SCANNER.scan(text, "c.yaml")] == [
+        ("numeric-password", 2),
+        ("numeric-password", 3),
+    ]
+    for line in (f"DB_PASSWD={pins[4]}\n", f"sim_pin={pins[4]}\n", f"login ok, passcode: {pins[4]}\n"):
+        (finding,) = SCANNER.scan(line, "run.log")
+        assert finding.fingerprint == fingerprint("numeric-password", pins[4]), line
+    args = json.dumps({"user": "ada", "pin": int(pins[5])})
+    call = {"function": {"name": "unlock", "arguments": args}}
+    (finding,) = SCANNER.scan(json.dumps({"tool_calls": [call]}, indent=2), "c.json")
+    assert (finding.rule, finding.path) == ("numeric-password", "tool_calls[0].function.arguments.pin")
+
+
+def test_numbers_under_other_names_are_not_findings() -> None:
+    n = int(_digits(9))
+    doc = {
+        "max_tokens": n,
+        "id": n,
+        "timestamp": 1716239022,
+        "total_tokens": n,
+        "usage": {"prompt_tokens": n, "completion_tokens_details": {"reasoning_tokens": n}},
+        "password_expiry_seconds": 7776000,
+        "max_password_age": 7776000,
+        "password_hash": n,
+        "pincode": 560001,  # a postal code
+        "pin_code": 560001,
+        "spin": n,
+        "mapping": n,
+        "password": 123456,  # what examples put there
+        "pin": 0,
+        "user_pin": 12345,  # 5 digits: too short to matter
+        "passwd": 1234567.5,
+        "passwords": {"prod": {"created": 1716239022, "rotated_at": "2024-01-15T10:30:00Z"}},
+        "api_keys": {"prod": {"ttl": n}},
+    }
+    assert SCANNER.scan(json.dumps(doc, indent=2), "c.json") == []
+    text = "".join(f"{k}: {v}\n" for k, v in doc.items() if not isinstance(v, dict))
+    text += f"SPIN: {n}\nPIN: 000000\nPinned: {n}\nshipping: {n}\nping: {n}\npassword: 2024-01-15\n"
+    assert SCANNER.scan(text, "c.yaml") == []
+    assert redact_text(text, default_rules()) == text
+
+
+@cassette.tool
+def unlock_device(serial: str) -> dict[str, object]:
+    return dict(_unlock[0])
+
+
+_unlock: list[dict[str, object]] = []
+
+
+def test_the_recorder_redacts_a_numeric_password_or_pin() -> None:
+    pins = [_digits(8), _digits(8), _digits(9)]
+    _unlock[:] = [
+        {
+            "serial": "SN-0042",
+            "user_pin": int(pins[0]),
+            "passcode": pins[1],
+            "log": f"unlocked with pin: {pins[2]}",
+            "pin": "left",  # a setting that is no number
+            "pincode": 560001,
+            "retries": 3,
+        }
+    ]
+    with cassette.using("c.json", mode="record"):
+        unlock_device("SN-0042")
+    recorded = Path("c.json").read_text()
+    assert not any(p in recorded for p in pins)
+    result = json.loads(recorded)["interactions"][0]["response"]["result"]
+    assert result["user_pin"] == "<redacted>" and result["passcode"] == "<redacted>"
+    assert result["log"] == "unlocked with pin: <redacted:numeric-password>"
+    assert (result["pin"], result["pincode"], result["retries"]) == ("left", 560001, 3)
+    assert SCANNER.scan(recorded, "c.json") == []

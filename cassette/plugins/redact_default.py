@@ -8,6 +8,7 @@ that the next prompt repeats still replays (redaction never touches match keys).
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -54,6 +55,7 @@ SECRET_FIELD_ENDINGS = (
     "password",
     "passwd",
     "passphrase",
+    "passcode",
     "secret",
     "secretkey",
     "secretaccesskey",
@@ -154,6 +156,69 @@ def _secret_plural(low: Any) -> bool:
     return single.endswith(SECRET_FIELD_ENDINGS) and not single.endswith("secret")
 
 
+# The words of a name: `db_password` -> db, password; `userPIN` -> user, pin; `createdAt` -> created, at.
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def _last_word(name: Any) -> str:
+    if not isinstance(name, str):
+        return ""
+    words = _WORDS.findall(name)
+    return words[-1].lower() if words else ""
+
+
+# The last word of a field that describes a secret rather than holds it, in a map nested inside a map
+# named like secrets: `"api_keys": {"prod": {"id": …, "name": …, "created_at": …, "key": "…"}}` is a
+# record of one key, whose id, name and dates are not the key (see `describes`).
+DESCRIPTOR_WORDS = frozenset(
+    {
+        *("id", "ids", "uuid", "name", "names", "type", "kind", "description", "desc", "label", "labels"),
+        *("title", "note", "notes", "comment", "comments", "status", "state", "enabled", "active"),
+        *("region", "zone", "env", "environment", "scope", "scopes", "permission", "permissions"),
+        *("role", "roles", "user", "username", "login", "owner", "email", "mail", "url", "uri", "link"),
+        *("endpoint", "host", "hostname", "domain", "port", "path", "arn", "fingerprint", "prefix"),
+        *("suffix", "hint", "algorithm", "alg", "format", "encoding", "version", "provider", "service"),
+        *("source", "at", "on", "by", "date", "time", "timestamp", "created", "updated", "modified"),
+        *("expires", "expiry", "expiration", "rotated", "count", "usage", "tag", "tags", "metadata"),
+        *("team", "project", "org", "organization", "account", "tier", "plan", "ttl", "days", "length"),
+        "size",
+    }
+)
+
+
+def describes(name: Any) -> bool:
+    """Whether a field in a record nested inside a map named like secrets describes the secret (its
+    `id`, `name`, `created_at`, `owner`, `scopes`, …) rather than holds it."""
+    return _last_word(name) in DESCRIPTOR_WORDS
+
+
+# Names that say a value is a password or a PIN, so that a number under them is one (6 digits or more):
+# `password`, `db_passwd`, `passcode`, `pin`, `userPIN`; not `pincode` (a postal code) nor `spin`.
+NUMERIC_SECRET_WORDS = frozenset({"password", "passwords", "passwd", "passcode", "passcodes", "pin"})
+
+
+def says_password(name: Any) -> bool:
+    """Whether a field's name ends in password, passwd, passcode or the word pin (see `numeric_secret`)."""
+    return _last_word(name) in NUMERIC_SECRET_WORDS
+
+
+def numeric_secret(value: Any) -> bool:
+    """A number, or a string of digits, of 6 digits or more: what a password or PIN field holds when its
+    value is numeric. `000000` and `123456` are what examples put there and are not counted."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        digits = str(abs(value))
+    elif isinstance(value, str):
+        digits = value
+    else:
+        return False
+    if not (6 <= len(digits) <= 64 and digits.isascii() and digits.isdigit()):
+        return False
+    steps = {(int(b) - int(a)) % 10 for a, b in pairwise(digits)}
+    return steps not in ({0}, {1}, {9})
+
+
 def _redact_bytes(value: dict[str, Any], text: Any) -> None:
     """A tool's ``bytes`` result (``{"$bytes": base64}``): its text is redacted like any string."""
     import base64
@@ -211,14 +276,19 @@ def _walk(
             if _plain_secret(v) and _secret_field(low, fields):
                 value[k] = PLACEHOLDER
                 continue
+            if numeric_secret(v) and says_password(k):
+                # `"pin": 48151623`, `"user_pin": "48151623"`: a PIN (`"pin": "left"` is a setting)
+                value[k] = PLACEHOLDER
+                continue
             if isinstance(v, list) and (_secret_field(low, fields) or _secret_plural(low)):
                 # "passwords": ["…", "…"], "api_keys": […]: each plain item is one
                 value[k] = [_item(item, fields, headers, query, text) for item in v]
                 continue
             if isinstance(v, dict) and _secret_plural(low) and "$bytes" not in v:
                 # "api_keys": {"prod": "…", "dev": "…"}: each plain value is one (a dict under a
-                # singular name, "secret": {"name": …, "arn": …}, is as often its description)
-                value[k] = {name: _item(item, fields, headers, query, text) for name, item in v.items()}
+                # singular name, "secret": {"name": …, "arn": …}, is as often its description), and
+                # so is each string nested deeper, "passwords": {"prod": {"db": "…"}} (see `_plural_map`)
+                value[k] = _plural_map(v, 1, says_password(k), fields, headers, query, text)
                 continue
             value[k] = _walk(v, fields, headers, query, text)
         return value
@@ -231,6 +301,76 @@ def _item(
     """One item of a list or map named like secrets: a plain value is a secret, else walked."""
     if _plain_secret(item):
         return PLACEHOLDER
+    return _walk(item, fields, headers, query, text)
+
+
+def _plural_map(
+    node: dict[str, Any],
+    depth: int,
+    numeric: bool,
+    fields: frozenset[str],
+    headers: frozenset[str],
+    query: frozenset[str],
+    text: Any,
+) -> dict[str, Any]:
+    """A map under a plural secret name (``depth`` 1) or nested in one (2 and more), redacted.
+
+    Each value of the map itself is a secret (a string, or a number of 6 digits or more). Deeper,
+    every string is one, in maps and in lists of strings at any depth ("passwords": {"prod": {"db":
+    "…"}}), but for a field that describes the secret (``describes``: `id`, `name`, `created_at`,
+    …) or whose name holds a secret rule's keyword (`token`, `password`: judged by that name, as the
+    scanner reads it), and what a list of records holds (each record is walked by its own names). A
+    number deeper
+    than the map's values is one only when the plural name says password, passcode or PIN
+    (``numeric``), as a timestamp or a size in a key's record must keep its type for replay.
+    """
+    out: dict[str, Any] = {}
+    for name, item in node.items():
+        low = name.lower() if isinstance(name, str) else name
+        if depth > 1 and (describes(name) or _keyword_name(name)):
+            # judged by its own name, as anywhere else: a record's `id`, `name`, `next_page_token`
+            out[name] = _walk({name: item}, fields, headers, query, text)[name]
+        elif isinstance(item, dict) and "$bytes" not in item:
+            out[name] = _plural_map(item, depth + 1, numeric, fields, headers, query, text)
+        elif isinstance(item, list):
+            out[name] = [_nested_item(x, depth + 1, numeric, fields, headers, query, text) for x in item]
+        elif (
+            depth == 1
+            or (_plain_secret(item) and _secret_field(low, fields))
+            or (numeric_secret(item) and says_password(name))
+        ):
+            out[name] = _item(item, fields, headers, query, text)
+        else:
+            out[name] = _nested_item(item, depth, numeric, fields, headers, query, text)
+    return out
+
+
+def _keyword_name(name: Any) -> bool:
+    """Whether a name holds a keyword of the secret rules (the scanner then reads its value by it)."""
+    rules = _secret_rules()
+    if rules is None or not isinstance(name, str):  # pragma: no cover - the scanner ships with cassette
+        return False
+    from cassette._secrets import _engine_for
+
+    return _engine_for(rules).has_keyword(name)
+
+
+def _nested_item(
+    item: Any,
+    depth: int,
+    numeric: bool,
+    fields: frozenset[str],
+    headers: frozenset[str],
+    query: frozenset[str],
+    text: Any,
+) -> Any:
+    """A value nested deeper than the values of a map named like secrets (see `_plural_map`)."""
+    if isinstance(item, str) and _plain_secret(item):
+        return PLACEHOLDER
+    if numeric and numeric_secret(item):
+        return PLACEHOLDER
+    if isinstance(item, list):
+        return [_nested_item(x, depth, numeric, fields, headers, query, text) for x in item]
     return _walk(item, fields, headers, query, text)
 
 

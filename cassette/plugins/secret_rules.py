@@ -17,6 +17,7 @@ import re
 
 from cassette._secrets import SecretRule, shannon_entropy
 from cassette.hookspecs import hookimpl
+from cassette.plugins.redact_default import numeric_secret
 
 # Not inside a longer token or a base64 run; an escaped \n, \t or \r just before is a boundary.
 _L = r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9_+/-]))"
@@ -478,13 +479,26 @@ RULES: list[SecretRule] = [
         window=4200,
     ),
     _rule(
+        "numeric-password",
+        "Numeric password, passcode or PIN (6+ digits under a name ending in password, passcode or pin)",
+        # the name ends at the keyword: `password_expiry: 7776000`, `max_tokens`, `pincode` (a postal
+        # code) and `spin` are not it; `pin` is a word of its own (`pin`, `card_pin`, `userPin`, `PIN`)
+        r"(?:(?i:passw(?:or)?d|passcode)s?|(?<![A-Za-z])(?i:pin)|(?<=[a-z])P(?:in|IN))"
+        + _SEP
+        + r"([0-9]{6,64})(?![A-Za-z0-9_]|\.[0-9])",
+        # `pin` with what can follow a name: the bare word is in every `mapping` and `shipping`
+        keywords=("password", "passwd", "passcode", 'pin"', "pin'", "pin:", "pin=", "pin\\", "pin`"),
+        validate=numeric_secret,  # not `000000`, `123456`, `987654`
+        window=200,
+    ),
+    _rule(
         "generic-secret",
         "Value of a field named like a key, secret, token or password",
         # not inside an ARN or a path (`arn:aws:secretsmanager:…:secret:prod/db`)
         r"(?<![:/])(?i:api[_-]?key|secret|"
         # a page, sync or continuation token names where a listing resumes: not a credential
         + "".join(f"(?<!(?i:{w}))" for w in _RESUME_WORDS)
-        + r"token(?!iz)|passw(?:or)?d|passphrase|access[_-]?key|auth[_-]?key)"
+        + r"token(?!iz)|passw(?:or)?d|passphrase|passcode|access[_-]?key|auth[_-]?key)"
         + r"[\w.-]{0,24}"
         + _SEP
         + "("
@@ -501,6 +515,7 @@ RULES: list[SecretRule] = [
             "password",
             "passwd",
             "passphrase",
+            "passcode",
             "access_key",
             "access-key",
             "accesskey",

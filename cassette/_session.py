@@ -838,20 +838,14 @@ class Session:
             interactions.append(Interaction(seq, slot.kind, slot.key, request, response, extra))
         if self._prior and exc is None:  # among the calls of the other tests sharing the cassette
             at = len(self._prior) if self._insert_at is None else self._insert_at
-            interactions = [
-                Interaction(seq, i.kind, i.key, i.request, i.response, i.extra)
-                for seq, i in enumerate([*self._prior[:at], *interactions, *self._prior[at:]])
-            ]
+            interactions = _renumbered([*self._prior[:at], *interactions, *self._prior[at:]])
         if exc is not None and self.shared is not None:
             # the failed recording is shared too: the other tests' failed calls in it are kept
             if not interactions:
                 self._count("failed")
                 return  # this test made no call: nothing to add, and nothing of theirs to drop
             others, _ = self._failed_of_others()
-            interactions = [
-                Interaction(seq, i.kind, i.key, i.request, i.response, i.extra)
-                for seq, i in enumerate([*others, *interactions])
-            ]
+            interactions = _renumbered([*others, *interactions])
         new = Cassette(path=self.path, interactions=interactions, store=self.store)
         if exc is not None:
             target = failed_path(self.path)
@@ -918,12 +912,8 @@ class Session:
         if not others:
             stale.unlink()
         elif len(others) < held:
-            kept = [
-                Interaction(seq, i.kind, i.key, i.request, i.response, i.extra)
-                for seq, i in enumerate(others)
-            ]
             save_cassette(
-                Cassette(path=stale, interactions=kept, store=self.store),
+                Cassette(path=stale, interactions=_renumbered(others), store=self.store),
                 stale,
                 self.blob_threshold,
                 compress=self.compress,
@@ -970,6 +960,13 @@ def _describe(kind: str, request: dict[str, Any]) -> str:
         model = request.get("model")
         return f"{request.get('provider', 'llm')} {request.get('endpoint', '')} (model {model!r})".strip()
     return f"{request.get('method', '')} {request.get('url', '')}".strip() or kind
+
+
+def _renumbered(interactions: list[Interaction]) -> list[Interaction]:
+    """The interactions of one file in their new order, each ``seq`` its position."""
+    return [
+        Interaction(seq, i.kind, i.key, i.request, i.response, i.extra) for seq, i in enumerate(interactions)
+    ]
 
 
 def _origin() -> tuple[int, object]:

@@ -36,12 +36,6 @@ class HttpRequest:
     def path(self) -> str:
         return _url_path(self.url)
 
-    @property
-    def target(self) -> str:
-        """The request target as sent: the URL's path and query (``/v1/chat/completions?v=1``)."""
-        parts = urlsplit(self.url)
-        return (parts.path or "/") + ("?" + parts.query if parts.query else "")
-
 
 @lru_cache(maxsize=256)
 def _url_path(url: str) -> str:
@@ -105,15 +99,6 @@ class Cassette:
             key = self.item(pos).extra.get("redacted_key")
             if isinstance(key, str):
                 out.setdefault(key, []).append(pos)
-        return out
-
-    def lookups(self) -> dict[str, str]:
-        """Each ``lookup`` (see `sent_key`) -> the match key of the first call recorded with it."""
-        out: dict[str, str] = {}
-        for inter in self.interactions:
-            sent = inter.extra.get("lookup")
-            if isinstance(sent, str):
-                out.setdefault(sent, inter.key)
         return out
 
     def served_refs(self, i: int, verified: dict[str, int]) -> tuple[bool, bool]:

@@ -7,7 +7,6 @@ import re
 import sys
 import threading
 from collections.abc import Iterable
-from hashlib import blake2b
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -168,62 +167,6 @@ def normalize_http(request: HttpRequest) -> tuple[str, dict[str, Any]]:
         for normalizer in normalizers:
             normalizer(normalized, kind)
     return kind, normalized
-
-
-# The built-in providers: what they make of a request depends only on its method, path, body and
-# two headers (`anthropic-version`, which tells Anthropic traffic from OpenAI's on a shared path;
-# `content-type`, which marks a multipart upload), never on its host or query. The generic
-# provider reads the whole URL, so a `lookup` is only recorded for, and only finds, `llm` calls.
-_BUILTIN_PROVIDERS = frozenset(
-    {
-        "cassette.plugins.provider_openai",
-        "cassette.plugins.provider_anthropic",
-        "cassette.plugins.provider_http",
-    }
-)
-_SENT_SCHEME = b"cassette-lookup-1\n"  # bumped whenever what the built-ins make of a request changes
-_builtin_plan: tuple[Any, Any, bool] | None = None
-
-
-def _builtin_normalization(pm: pluggy.PluginManager) -> bool:
-    """Whether only the built-in providers, and no ``cassette_normalize`` hook, make the match key."""
-    global _builtin_plan
-    providers = _plain_impls(pm, "cassette_http_request", ("request",))
-    normalizers = _plain_impls(pm, "cassette_normalize", ("request", "kind"))
-    plan = _builtin_plan
-    if plan is not None and plan[0] is providers and plan[1] is normalizers:
-        return bool(plan[2])
-    builtin = (
-        providers is not None
-        and normalizers == []
-        and all(getattr(f, "__module__", None) in _BUILTIN_PROVIDERS for f in providers)
-    )
-    _builtin_plan = (providers, normalizers, builtin)
-    return builtin
-
-
-def sent_key(request: HttpRequest) -> str | None:
-    """The ``lookup`` of an HTTP request: BLAKE2b-256 of what the built-in providers read of it,
-    as sent (its method, target, two headers and body).
-
-    Two requests with the same lookup get the same match key from the built-in providers, so
-    replay can find a recorded call by it without normalising the request. ``None`` while any
-    other plugin takes part in normalising (its key may depend on anything): then the match key
-    alone finds calls. BLAKE2b, not SHA-256: it hashes the body in a third of the time.
-    """
-    if not _builtin_normalization(get_plugin_manager()):
-        return None
-    head = "\n".join(
-        (
-            request.method,
-            request.target,
-            request.header("anthropic-version") or "",
-            request.header("content-type") or "",
-            "",
-        )
-    )
-    sent = _SENT_SCHEME + head.encode("utf-8", "surrogatepass") + request.body
-    return blake2b(sent, digest_size=32).hexdigest()
 
 
 def normalize(request: dict[str, Any], kind: str) -> dict[str, Any]:

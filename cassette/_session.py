@@ -240,14 +240,12 @@ class Slot:
         "parallel",
         "partial",
         "request",
-        "sent",
     )
 
     def __init__(self, kind: str, key: str, request: dict[str, Any]) -> None:
         self.kind = kind
         self.key = key
         self.request = request
-        self.sent: str | None = None  # the request's `lookup`, an HTTP call's (see `sent_key`)
         self._response: dict[str, Any] | None = None
         self._build: Callable[[], dict[str, Any]] | None = None
         self.done = False
@@ -372,7 +370,6 @@ class Session:
         self._in_flight: dict[Slot, tuple[int, object]] = {}  # recording: calls begun, not ended (origins)
         self._served_by_kind: dict[str, int] = {}
         self._redacted: dict[str, list[int]] | None = None  # replay: redacted key -> positions
-        self._lookups: dict[str, str] | None = None  # replay: lookup -> match key
         self._verified: dict[str, int] = {}  # blobs checked by replay (see check_refs)
         self._blobs: BlobStore | None = None  # replay: the cassette's store, its real path resolved once
         self._tokens_saved = 0
@@ -515,8 +512,18 @@ class Session:
         """
         key = request_key(request)
         with self._lock:
-            pos = self._next(key)
-            inter = None if pos is None else self._book(kind, pos)  # parsed here, when first served
+            entry = self._index.get(key)
+            if entry is not None:
+                if isinstance(entry, int):
+                    pos = entry
+                    del self._index[key]
+                else:
+                    pos = entry.pop()
+                    if not entry:
+                        del self._index[key]
+                inter = self._book(kind, pos)  # parsed here, when first served
+            else:
+                inter = None
         if inter is None and self.cassette is not None:
             found = self._serve_redacted(kind, request) or self._serve_wildcard(kind, request)
             if found is not None:
@@ -526,46 +533,6 @@ class Session:
             with self._lock:
                 self.misses.append(miss)
             raise miss
-        assert pos is not None
-        return self._deliver(pos, inter, copy)
-
-    def serve_sent(self, sent: str | None) -> Interaction | None:
-        """Replay, for an HTTP call: what `serve` would hand over, found by the ``lookup`` of the
-        request as sent (see `sent_key`) instead of by normalising it; None when no call recorded
-        with this lookup is left (the caller then asks `serve`, which also explains a miss).
-
-        The same request as sent gets the same match key, so the call is the one its key finds:
-        the first unserved one recorded with that key, whichever way that one was recorded.
-        """
-        cassette = self.cassette
-        if sent is None or cassette is None:
-            return None
-        with self._lock:
-            lookups = self._lookups
-            if lookups is None:
-                lookups = self._lookups = cassette.lookups()
-            key = lookups.get(sent)
-            pos = None if key is None else self._next(key)
-            if pos is None:
-                return None
-            inter = self._book(None, pos)
-        return self._deliver(pos, inter, False)
-
-    def _next(self, key: str) -> int | None:
-        """Take the first unserved call recorded with match key ``key`` off the index (under the lock)."""
-        entry = self._index.get(key)
-        if entry is None:
-            return None
-        if isinstance(entry, int):
-            del self._index[key]
-            return entry
-        pos = entry.pop()  # kept last first
-        if not entry:
-            del self._index[key]
-        return pos
-
-    def _deliver(self, pos: int, inter: Interaction, copy: bool) -> Interaction:
-        """What serving recorded call ``pos`` hands over, its blobs checked (see `serve`)."""
         assert self.cassette is not None
         # a missing or tampered blob fails here, not silently; a history shared with earlier calls
         # is not checked again (only the new nodes of a chain are read)
@@ -626,14 +593,12 @@ class Session:
             return False
         return True
 
-    def _book(self, kind: str | None, pos: int) -> Interaction:
-        """Count recorded call ``pos`` as served (under the lock) and hand it back; ``kind`` is the
-        request's (None: the recorded one)."""
+    def _book(self, kind: str, pos: int) -> Interaction:
+        """Count recorded call ``pos`` as served (under the lock) and hand it back."""
         assert self.cassette is not None
         inter = self.cassette.take(pos)
         if inter.extra.get("parallel") is not True:  # a parallel call's place was the scheduler's
             self._served.append(inter.seq)
-        kind = inter.kind if kind is None else kind
         self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
         return inter
 
@@ -668,10 +633,9 @@ class Session:
                     return pos, self._book(kind, pos)
         return None
 
-    def begin(self, kind: str, request: dict[str, Any], sent: str | None = None) -> Slot:
-        """Record: reserve this call's place in the order before it runs (``sent``: its `sent_key`)."""
+    def begin(self, kind: str, request: dict[str, Any]) -> Slot:
+        """Record: reserve this call's place in the order before it runs."""
         slot = Slot(kind, request_key(request), request)
-        slot.sent = sent
         with self._lock:
             self._slots.append(slot)
         self._track(slot)
@@ -867,9 +831,6 @@ class Session:
             extra: dict[str, Any] = {}
             if request_key(request) != slot.key:
                 extra["redacted_key"] = redacted_key(request)
-            elif slot.sent is not None and slot.kind == "llm":
-                # not for a request that held a secret: a hash of the bytes sent would hash it too
-                extra["lookup"] = slot.sent
             if self.shared is not None:
                 extra["test"] = self.shared[0]  # whose call it is, in a cassette several tests share
             if slot.parallel:

@@ -1284,7 +1284,6 @@ _LAZY_SEQ = b'\n      "seq": '
 _LAZY_KINDS = {(b'",\n      "kind": "' + k.encode() + b'",\n      "')[:30]: k for k in KINDS}
 _LAZY_FIELD = b'\n      "'  # an interaction's own field starts a line at this indent (nothing else does)
 _LAZY_RESPONSE = _LAZY_FIELD + b'response": '
-_LAZY_LOOKUP = _LAZY_FIELD + b'lookup": "'
 _HEAD_LEN = 109  # an interaction's head: its key and kind, from just after its first '"'
 # The scan looks for the separator less its last byte, the '"' that opens the first field (a needle
 # ending in a space is found ~18% faster in this text), and takes each head from that quote on.
@@ -1433,19 +1432,6 @@ class _LazyCassette(Cassette):
         if "interactions" not in self.__dict__ and b'"redacted_key"' not in self._source.data:
             return {}  # no request of this cassette held a secret: nothing to parse
         return super().redacted_keys()
-
-    def lookups(self) -> dict[str, str]:
-        data = self._source.data  # read from the text whether or not the interactions were built
-        if _LAZY_LOOKUP not in data:
-            return {}  # recorded before lookups, or with plugins of its own: nothing to read
-        # the field sorts right after `kind`, so it is looked for in each interaction's first lines
-        find, size, keys = data.find, len(_LAZY_LOOKUP), self._keys
-        out: dict[str, str] = {}
-        for pos, at in enumerate(self._starts):
-            found = find(_LAZY_LOOKUP, at, min(at + 192, self._end(pos)))
-            if found >= 0 and data[found + size + 64 : found + size + 65] == b'"':
-                out.setdefault(data[found + size : found + size + 64].decode("latin-1"), keys[pos])
-        return out
 
     def served_refs(self, i: int, verified: dict[str, int]) -> tuple[bool, bool]:
         if "interactions" in self.__dict__:

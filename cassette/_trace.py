@@ -352,8 +352,7 @@ class TraceSession(Session):
         self._lock = threading.Lock()
         self._in_flight = {}
 
-    def begin(self, kind: str, request: dict[str, Any], sent: str | None = None) -> Slot:
-        # a trace line has no `lookup`: a cassette promoted from it replays by match key
+    def begin(self, kind: str, request: dict[str, Any]) -> Slot:
         sink = self.trace.sink
         seq = next(self._counter)  # itertools.count is atomic under the GIL: seq is the start order
         slot = TraceSlot(kind, request_key(request), request, self.run, seq, sink)

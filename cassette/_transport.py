@@ -16,7 +16,6 @@ import re
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import cache, cached_property
-from operator import itemgetter
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -24,7 +23,7 @@ import orjson
 
 from cassette._errors import CassetteError, CassetteShapeError, UninstrumentableClientError
 from cassette._model import HttpRequest
-from cassette._plugins import normalize_http, sent_key
+from cassette._plugins import normalize_http
 from cassette._session import Session, Slot, seam_session
 
 # Never stored (recomputed on replay, or meaningless once the body is decoded) or churning every call.
@@ -63,8 +62,8 @@ class _WireRequest(HttpRequest):
     def headers(self) -> tuple[tuple[str, str], ...]:  # type: ignore[override]
         return tuple([(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in self._wire.headers.raw])
 
-    # `path` and the header names are read on every call: cached by hand in the instance's dict
-    # (functools.cached_property takes a lock on each first read, as long as the reads themselves)
+    # read on every call: cached by hand in the instance's dict (functools.cached_property takes a
+    # lock on each first read, which costs as much as the read itself)
     @property
     def path(self) -> str:
         path: str | None = self.__dict__.get("_path")
@@ -78,30 +77,20 @@ class _WireRequest(HttpRequest):
             self.__dict__["_path"] = path
         return path
 
-    @property
-    def target(self) -> str:  # type: ignore[override]
-        return str(self._wire.url.raw_path.decode("latin-1"))
-
     def header(self, name: str) -> str | None:
         try:
             want = name.lower().encode("latin-1")
         except UnicodeEncodeError:  # no header on the wire has such a name
             return None
-        found = self.__dict__.get("_names")
-        if found is None:
-            # httpx and httpx2 keep (name, lower-case name, value) triples: read in place, nothing copied
-            wire = self._wire.headers
-            items = getattr(wire, "_list", None)
-            if not isinstance(items, list):
-                items = [(k, k.lower(), v) for k, v in wire.raw]
-            found = self.__dict__["_names"] = (items, list(map(_LOWER_NAME, items)))  # searched in C
-        items, names = found
-        if want not in names:
-            return None
-        return str(items[names.index(want)][2].decode("latin-1"))
-
-
-_LOWER_NAME = itemgetter(1)
+        # httpx and httpx2 keep (name, lower-case name, value) triples: read in place, nothing copied
+        wire = self._wire.headers
+        items = getattr(wire, "_list", None)
+        if not isinstance(items, list):
+            items = [(k, k.lower(), v) for k, v in wire.raw]
+        for _, key, value in items:
+            if key == want:
+                return str(value.decode("latin-1"))
+        return None
 
 
 def _raw_request(request: Any, body: bytes) -> HttpRequest:
@@ -536,17 +525,14 @@ def _classes(lib: str) -> dict[str, type]:
 
     def start(session: Session, request: Any, body: bytes) -> tuple[Any, Slot | None]:
         raw = _raw_request(request, body)
+        kind, normalized = normalize_http(raw)
         if session.replaying:
             try:
-                # the same request as recorded is found by its lookup, without being normalised
-                served = session.serve_sent(sent_key(raw))
-                if served is None:
-                    served = session.serve(*normalize_http(raw), copy=False)
+                served = session.serve(kind, normalized, copy=False)
                 return replayed(served.response, request, raw, session.path, served.seq), None
             except CassetteError as error:  # a miss, a missing blob, a record of the wrong shape
                 raise _sdk_proof(error) from None
-        kind, normalized = normalize_http(raw)
-        return None, session.begin(kind, normalized, sent_key(raw))
+        return None, session.begin(kind, normalized)
 
     def live_headers(response: Any) -> list[tuple[str, str]]:
         return [

@@ -137,7 +137,7 @@ def test_a_recorded_manifest_keeps_one_line_values_within_the_width(devserver: D
             assert len(line.rstrip(",")) <= MANIFEST_WIDTH, line
     doc = json.loads(text)
     first = doc["interactions"][0]
-    assert list(first) == ["key", "kind", "lookup", "request", "response", "seq"]
+    assert list(first) == ["key", "kind", "request", "response", "seq"]
     assert text.count('"kind": ') == 2 * len(doc["interactions"])  # the envelope's and the request's own
 
 

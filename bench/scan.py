@@ -195,6 +195,13 @@ GENERATORS["url-credentials"] = lambda r: Plant(
     k,
     "DATABASE_URL",
 )
+# a password in an XML config a tool read (Maven's settings.xml): only the element's name says what it is
+GENERATORS["xml-secret"] = lambda r: Plant(
+    "xml-secret",
+    f"<server><id>nexus</id><password>{(k := _mixed(r, ALNUM + '!#%*+-.=?@^_~', 22))}</password></server>",
+    k,
+    "MAVEN_SETTINGS",
+)
 
 PLACES = ("header", "message", "tool_arguments", "env_dump")
 

@@ -136,7 +136,7 @@ class Finding:
 
 # Bumped whenever what a scan finds changes without a rule changing (how text, JSON, $bytes or
 # binary content is read): the staged scan's cache keys on it as well as on the rules.
-SCAN_VERSION = 6
+SCAN_VERSION = 7
 
 
 def shannon_entropy(text: str) -> float:

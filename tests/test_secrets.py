@@ -68,6 +68,7 @@ def _samples() -> list[Sample]:
     bearer = rs(40, ALNUM + "._-")
     basic = base64.b64encode(f"deploy-bot:{rs(20)}".encode()).decode()
     db_password = rs(20)
+    xml_password = rs(22, ALNUM + "!#%")
     return [
         same("openai-api-key", "OPENAI_API_KEY", f"sk-proj-{rs(58)}T3BlbkFJ{rs(58)}"),
         same("openai-api-key", "OPENAI_ADMIN_KEY", f"sk-admin-{rs(58)}T3BlbkFJ{rs(58)}"),
@@ -115,6 +116,12 @@ def _samples() -> list[Sample]:
         same("generic-secret", "gpg_passphrase", rs(24, ALNUM + "!#%")),
         same("numeric-password", "DB_PASSWORD", rs(9, string.digits)),
         same("numeric-password", "card_pin", rs(8, string.digits)),
+        Sample(
+            "xml-secret",
+            "MAVEN_SETTINGS",
+            f"<server><password>{xml_password}</password></server>",
+            xml_password,
+        ),
     ]
 
 

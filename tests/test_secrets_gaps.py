@@ -11,6 +11,8 @@ and the redactor.
   scanner nor the recorder's redactor (nor, by the redactor, a YAML list under a keyword key)
 - a value nested two maps deeper than a plural secret name (``{"passwords": {"prod": {"db": …}}}``)
 - a numeric password or PIN (``"password": 48151623``, ``pin: 48151623``) was never a finding
+- a secret in XML (``<password>…</password>``, AWS's ``<SecretAccessKey>``, ``<add key="ApiKey"
+  value="…"/>``) was neither a finding nor redacted when a tool returned it
 
 Every key is generated at run time from a seeded RNG: no literal secret lives in this file.
 """
@@ -849,3 +851,74 @@ def test_the_recorder_redacts_a_numeric_password_or_pin() -> None:
     assert result["log"] == "unlocked with pin: <redacted:numeric-password>"
     assert (result["pin"], result["pincode"], result["retries"]) == ("left", 560001, 3)
     assert SCANNER.scan(recorded, "c.json") == []
+
+
+# -- XML: an element named like a secret, or a key/value attribute pair ---------------------------------
+
+
+XML_SECRETS = [
+    ("element", "<password>{v}</password>"),
+    ("namespaced element with attributes", '<ns:ClientSecret type="basic">{v}</ns:ClientSecret>'),
+    ("AWS STS answer", "<Credentials><AccessKeyId>ASIA</AccessKeyId><SecretAccessKey>{v}</SecretAccessKey>"),
+    ("element over lines", "<settings>\n  <api_key>\n    {v}\n  </api_key>\n</settings>"),
+    (".NET appSettings", '<appSettings><add key="Stripe.ApiKey" value="{v}" /></appSettings>'),
+    ("Java properties", "<property name='jdbc.password' value='{v}'/>"),
+]
+
+
+@pytest.mark.parametrize(("layout", "xml"), XML_SECRETS, ids=[x[0] for x in XML_SECRETS])
+def test_a_secret_in_xml_is_found_as_text_and_inside_a_json_string(layout: str, xml: str) -> None:
+    value = rs(24, ALNUM + "+/_-")
+    text = xml.format(v=value)
+    for raw, name in ((text.encode(), "settings.xml"), (orjson.dumps({"result": text}), "c.json")):
+        (finding,) = SCANNER.scan(raw, name)
+        assert (finding.rule, finding.fingerprint) == ("xml-secret", fingerprint("xml-secret", value))
+    assert value not in redact_text(text, default_rules())
+
+
+def test_an_xml_entity_inside_the_secret_is_part_of_it() -> None:
+    value = rs(10) + "&amp;" + rs(10)
+    (finding,) = SCANNER.scan(f"<db><password>{value}</password></db>".encode(), "db.xml")
+    assert finding.fingerprint == fingerprint("xml-secret", value)
+
+
+@pytest.mark.parametrize(
+    "xml",
+    [
+        "<NextToken>{v}{v}</NextToken>",  # AWS's pagination token: where a listing resumes
+        "<nextPageToken>{v}</nextPageToken>",
+        "<token>0b7f2a1c-3d4e-4f5a-8b6c-7d8e9f0a1b2c</token>",  # an id
+        "<secretHash>" + "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08</secretHash>",
+        "<password>****************</password>",
+        "<password>${{DB_PASSWORD_PROD}}</password>",
+        "<apiKey>your-api-key-here-please</apiKey>",
+        "<tokenizer>{v}</tokenizer>",
+        "<max_tokens>4096</max_tokens>",
+        "<p>The password policy requires twelve characters</p>",
+        '<add key="ApiKeyHeaderName" value="X-Api-Key" />',
+    ],
+)
+def test_xml_that_holds_no_secret_is_not_a_finding(xml: str) -> None:
+    text = xml.format(v=rs(20))
+    assert SCANNER.scan(text.encode(), "a.xml") == []
+    assert SCANNER.scan(orjson.dumps({"result": text}), "c.json") == []
+
+
+def test_a_tool_returning_xml_with_a_secret_is_recorded_without_it(tmp_path: Path) -> None:
+    password, api_key = rs(20), rs(32)
+
+    @cassette.tool
+    def read_settings(name: str) -> dict[str, str]:
+        return {
+            "maven": f"<settings><server><id>nexus</id><password>{password}</password></server></settings>",
+            "web.config": f'<appSettings><add key="ApiKey" value="{api_key}"/></appSettings>',
+        }
+
+    path = tmp_path / "xml.json"
+    with cassette.using(path, mode="record"):
+        read_settings("prod")
+    written = path.read_text()
+    assert password not in written and api_key not in written
+    assert written.count("<redacted:xml-secret>") == 2
+    with cassette.using(path, mode="replay"):
+        assert "<id>nexus</id><password><redacted:xml-secret></password>" in read_settings("prod")["maven"]

@@ -159,6 +159,33 @@ def _case_mixed(s: str) -> bool:
 
 
 _RESUME_WORDS = ("page", "page_", "sync", "skip", "next", "next_", "continuation", "continuation_")
+# A name that holds a credential (`OPENAI_API_KEY`, `client_secret`, `SessionToken`, `db_password`)
+_KEY_NAME = (
+    r"(?i:api[_-]?key|secret|"
+    # a page, sync or continuation token names where a listing resumes: not a credential
+    + "".join(f"(?<!(?i:{w}))" for w in _RESUME_WORDS)
+    + r"token(?!iz)|passw(?:or)?d|passphrase|passcode|access[_-]?key|auth[_-]?key)"
+)
+_KEY_WORDS = (
+    "api_key",
+    "api-key",
+    "apikey",
+    "secret",
+    "token",
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "auth_key",
+    "auth-key",
+    "authkey",
+)
+# An XML element's text may hold an entity (`&amp;`): `;` is part of the value there.
+_XML_VALUE = r"[A-Za-z0-9!#$%&*+\-./:;=?@^_|~]"
+_XML_SPACE = r"(?:\s|\\[nrt]){0,8}"
 # Code that reads a secret, not the secret: `process.env.OPENAI_API_KEY`, `settings.SECRET_KEY`.
 _CODE_REFERENCE = re.compile(
     r"(?:(?i:process|os|settings|config|conf|cfg|env|self|this|app|window|import\.meta|deno|system)\."
@@ -495,36 +522,36 @@ RULES: list[SecretRule] = [
         "generic-secret",
         "Value of a field named like a key, secret, token or password",
         # not inside an ARN or a path (`arn:aws:secretsmanager:…:secret:prod/db`)
-        r"(?<![:/])(?i:api[_-]?key|secret|"
-        # a page, sync or continuation token names where a listing resumes: not a credential
-        + "".join(f"(?<!(?i:{w}))" for w in _RESUME_WORDS)
-        + r"token(?!iz)|passw(?:or)?d|passphrase|passcode|access[_-]?key|auth[_-]?key)"
-        + r"[\w.-]{0,24}"
-        + _SEP
-        + "("
-        + _VALUE
-        + "{12,4096})(?!"
-        + _VALUE
-        + ")",
-        keywords=(
-            "api_key",
-            "api-key",
-            "apikey",
-            "secret",
-            "token",
-            "password",
-            "passwd",
-            "passphrase",
-            "passcode",
-            "access_key",
-            "access-key",
-            "accesskey",
-            "auth_key",
-            "auth-key",
-            "authkey",
-        ),
+        r"(?<![:/])" + _KEY_NAME + r"[\w.-]{0,24}" + _SEP + "(" + _VALUE + "{12,4096})(?!" + _VALUE + ")",
+        keywords=_KEY_WORDS,
         validate=_generic_value,
         window=4200,
+    ),
+    _rule(
+        "xml-secret",
+        "Text of an XML element, or value of a key/value attribute pair, named like a key, secret, "
+        'token or password (<password>…</password>, <SecretAccessKey>, <add key="ApiKey" value="…"/>)',
+        # the element's name (a namespace prefix, attributes after it), then its text up to `</`;
+        # inside a JSON string its quotes are escaped and its line breaks are `\n`
+        r"<[\w.:-]{0,24}?"
+        + _KEY_NAME
+        + r"[\w.-]{0,24}(?:\s[^<>]{0,200})?>"
+        + _XML_SPACE
+        + "("
+        + _XML_VALUE
+        + "{12,4096})"
+        + _XML_SPACE
+        + "</"
+        # .NET and Java config: <add key="DbPassword" value="…"/>, <property name="api.key" value="…"/>
+        + r"|(?i:key|name)\s{0,4}=\s{0,4}\\?[\"'][\w.:-]{0,24}?"
+        + _KEY_NAME
+        + r"[\w.-]{0,24}\\?[\"']\s{1,8}(?i:value)\s{0,4}=\s{0,4}\\?[\"']("
+        + _XML_VALUE
+        + r"{12,4096})\\?[\"']",
+        keywords=_KEY_WORDS,
+        validate=_generic_value,
+        window=4400,
+        lookbehind=64,  # the match starts at the `<` or `key="` before the name's keyword
     ),
 ]
 

@@ -481,8 +481,11 @@ def _reissue(http: Any, seq: int, kind: str, request: dict[str, Any]) -> object:
         raise NotImplementedError(f"call #{{seq}} had a binary body: your agent must send it")
     params = [tuple(p) for p in request.get("query", [])]
     content = request["text"].encode() if "text" in request else None
+    url, headers = request["url"], {{}}
+    if url.startswith("/"):  # an SDK's call to its base_url, keyed by its path: any host will do
+        url, headers = "http://sdk.invalid" + url, {{"x-stainless-lang": "python"}}
     response = http.request(
-        request["method"], request["url"], params=params, json=request.get("json"), content=content
+        request["method"], url, params=params, json=request.get("json"), content=content, headers=headers
     )
     return response.text
 

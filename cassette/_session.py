@@ -19,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -525,7 +526,11 @@ class Session:
             else:
                 inter = None
         if inter is None and self.cassette is not None:
-            found = self._serve_redacted(kind, request) or self._serve_wildcard(kind, request)
+            found = (
+                self._serve_redacted(kind, request)
+                or self._serve_wildcard(kind, request)
+                or self._serve_hosted(kind, request)
+            )
             if found is not None:
                 pos, inter = found
         if inter is None:
@@ -630,6 +635,35 @@ class Session:
                 except CassetteError:
                     continue  # a missing blob is reported when (if) that call is served by its key
                 if wildcard_match(request, recorded) and self._take(pos, keys[pos]):
+                    return pos, self._book(kind, pos)
+        return None
+
+    def _serve_hosted(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
+        """Replay, after every key missed: an SDK call to an endpoint that is not a model call (keyed
+        by its path, ``"url": "/v1/models"``) as an earlier release recorded it, under its whole URL
+        (``"https://api.openai.com/v1/models"``): the first unserved one that differs in that only."""
+        url = request.get("url")
+        if kind != "http" or not isinstance(url, str) or not url.startswith("/"):
+            return None
+        assert self.cassette is not None
+        with self._lock:
+            keys = self.cassette.match_keys()
+            unserved = sorted(
+                p for entry in self._index.values() for p in ((entry,) if isinstance(entry, int) else entry)
+            )
+            for pos in unserved:
+                inter = self.cassette.item(pos)
+                if inter.kind != "http":
+                    continue
+                try:
+                    recorded = self.cassette.hydrate(inter.request)
+                except CassetteError:
+                    continue  # a missing blob is reported when (if) that call is served by its key
+                whole = recorded.get("url")
+                if not isinstance(whole, str) or not urlsplit(whole).netloc:
+                    continue
+                same = (urlsplit(whole).path or "/") == url and {**recorded, "url": url} == request
+                if same and self._take(pos, keys[pos]):
                     return pos, self._book(kind, pos)
         return None
 

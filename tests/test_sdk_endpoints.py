@@ -1,0 +1,67 @@
+"""An SDK's calls to endpoints that are not model calls (``models.list()``, ``models.retrieve()``)
+are keyed by their path, as its model calls are: a replay finds them whatever the client's
+base URL (a local server's port, a proxy, CI), and a cassette that an earlier release recorded
+with the host in their key still replays. Plain HTTP calls keep their host in the key.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openai import OpenAI
+
+import cassette
+from cassette._store import atomic_write, manifest_json, request_key
+from cassette.devserver import DevServer
+
+CASSETTE = "cassettes/models.json"
+ELSEWHERE = "http://127.0.0.1:9/v1"  # nothing listens there: replay never connects
+
+
+def _client(base_url: str) -> Any:
+    return cassette.instrument(OpenAI(base_url=base_url, api_key="sk-test", max_retries=0))
+
+
+def _run(client: Any) -> tuple[list[str], str, str]:
+    models = [m.id for m in client.models.list()]
+    model = client.models.retrieve(models[0]).id
+    answer = client.chat.completions.create(model=model, messages=[{"role": "user", "content": "hi"}])
+    return models, model, str(answer.choices[0].message.content)
+
+
+def test_sdk_calls_that_are_not_model_calls_replay_at_another_base_url(devserver: DevServer) -> None:
+    with cassette.using(CASSETTE, mode="record"):
+        live = _run(_client(devserver.openai_base_url))
+    requests = [i["request"] for i in json.loads(Path(CASSETTE).read_text())["interactions"]]
+    assert [r.get("url") for r in requests[:2]] == ["/v1/models", f"/v1/models/{live[1]}"]
+    with cassette.using(CASSETTE, mode="replay"):
+        assert _run(_client(ELSEWHERE)) == live
+
+
+def test_a_cassette_recorded_with_the_host_in_their_key_still_replays(devserver: DevServer) -> None:
+    with cassette.using(CASSETTE, mode="record"):
+        live = _run(_client(devserver.openai_base_url))
+    doc = json.loads(Path(CASSETTE).read_text())
+    host = devserver.openai_base_url.removesuffix("/v1")
+    for inter in doc["interactions"][:2]:  # as an earlier release wrote them
+        inter["request"]["url"] = host + inter["request"]["url"]
+        inter["key"] = request_key(inter["request"])
+    atomic_write(Path(CASSETTE), manifest_json(doc))
+    with cassette.using(CASSETTE, mode="replay"):
+        assert _run(_client(ELSEWHERE)) == live
+    with pytest.raises(cassette.CassetteMiss), cassette.using(CASSETTE, mode="replay"):
+        client = _client(ELSEWHERE)
+        client.models.list()
+        client.models.retrieve("another-model")  # differs in more than the host: still a miss
+
+
+def test_plain_http_calls_keep_their_host_in_the_key(devserver: DevServer) -> None:
+    with cassette.using(CASSETTE, mode="record"), cassette.http_client() as http:
+        assert http.get(devserver.openai_base_url + "/models").status_code == 200
+    assert json.loads(Path(CASSETTE).read_text())["interactions"][0]["request"]["url"].startswith("http://")
+    with pytest.raises(cassette.CassetteMiss, match="differs in"), cassette.using(CASSETTE, mode="replay"):
+        with cassette.http_client() as http:
+            http.get(ELSEWHERE + "/models")

@@ -481,11 +481,8 @@ def _reissue(http: Any, seq: int, kind: str, request: dict[str, Any]) -> object:
         raise NotImplementedError(f"call #{{seq}} had a binary body: your agent must send it")
     params = [tuple(p) for p in request.get("query", [])]
     content = request["text"].encode() if "text" in request else None
-    url, headers = request["url"], {{}}
-    if url.startswith("/"):  # an SDK's call to its base_url, keyed by its path: any host will do
-        url, headers = "http://sdk.invalid" + url, {{"x-stainless-lang": "python"}}
     response = http.request(
-        request["method"], url, params=params, json=request.get("json"), content=content, headers=headers
+        request["method"], request["url"], params=params, json=request.get("json"), content=content
     )
     return response.text
 

@@ -65,3 +65,15 @@ def test_plain_http_calls_keep_their_host_in_the_key(devserver: DevServer) -> No
     with pytest.raises(cassette.CassetteMiss, match="differs in"), cassette.using(CASSETTE, mode="replay"):
         with cassette.http_client() as http:
             http.get(ELSEWHERE + "/models")
+
+
+def test_a_promoted_skeleton_reissues_such_calls_and_replays_them(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(pytester.path)
+    trace = pytester.path / "traces" / "prod.jsonl"
+    with DevServer() as srv, cassette.trace(trace):
+        _run(_client(srv.openai_base_url))
+    cassette.promote(trace, "tests/cassettes/models.json", test="tests/test_models.py")
+    result = pytester.runpytest("tests", "-p", "no:cacheprovider")
+    assert result.parseoutcomes().get("passed") == 1, result.stdout.str()

@@ -542,7 +542,7 @@ RULES: list[SecretRule] = [
         + "{12,4096})"
         + _XML_SPACE
         + "</"
-        # .NET and Java config: <add key="DbPassword" value="…"/>, <property name="api.key" value="…"/>
+        # .NET and Java config: <add key="DbPassword" value="…"/>, <property name="jdbc.password" value="…"/>
         + r"|(?i:key|name)\s{0,4}=\s{0,4}\\?[\"'][\w.:-]{0,24}?"
         + _KEY_NAME
         + r"[\w.-]{0,24}\\?[\"']\s{1,8}(?i:value)\s{0,4}=\s{0,4}\\?[\"']("

@@ -38,6 +38,8 @@ def tokens_of(response: dict[str, Any]) -> int:
     for event in events:
         if not isinstance(event, str) or "usage" not in event:
             continue
+        if event.count("usage") == 1 and ('"usage": null' in event or '"usage":null' in event):
+            continue  # `stream_options={"include_usage": True}` puts a null usage in every chunk
         for line in event.splitlines():
             if not line.startswith("data:"):
                 continue

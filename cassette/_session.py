@@ -618,9 +618,32 @@ class Session:
         """
         from cassette._plugins import placeholder_pattern, wildcard_match
 
-        assert self.cassette is not None
         if not placeholder_pattern.search(orjson.dumps(request)):
             return None
+        return self._serve_first(kind, lambda recorded: wildcard_match(request, recorded))
+
+    def _serve_hosted(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
+        """Replay, after every key missed: an SDK call to an endpoint that is not a model call (keyed
+        by its path, ``"url": "/v1/models"``) as an earlier release recorded it, under its whole URL
+        (``"https://api.openai.com/v1/models"``): the first unserved one that differs in that only."""
+        url = request.get("url")
+        if kind != "http" or not isinstance(url, str) or not url.startswith("/"):
+            return None
+
+        def hosted(recorded: dict[str, Any]) -> bool:
+            whole = recorded.get("url")
+            if not isinstance(whole, str) or not urlsplit(whole).netloc:
+                return False
+            return (urlsplit(whole).path or "/") == url and {**recorded, "url": url} == request
+
+        return self._serve_first(kind, hosted)
+
+    def _serve_first(
+        self, kind: str, matches: Callable[[dict[str, Any]], bool]
+    ) -> tuple[int, Interaction] | None:
+        """Replay, after a miss: the first unserved recorded call of ``kind`` whose (hydrated)
+        request ``matches``, taken off the index."""
+        assert self.cassette is not None
         with self._lock:
             keys = self.cassette.match_keys()
             unserved = sorted(
@@ -634,36 +657,7 @@ class Session:
                     recorded = self.cassette.hydrate(inter.request)
                 except CassetteError:
                     continue  # a missing blob is reported when (if) that call is served by its key
-                if wildcard_match(request, recorded) and self._take(pos, keys[pos]):
-                    return pos, self._book(kind, pos)
-        return None
-
-    def _serve_hosted(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
-        """Replay, after every key missed: an SDK call to an endpoint that is not a model call (keyed
-        by its path, ``"url": "/v1/models"``) as an earlier release recorded it, under its whole URL
-        (``"https://api.openai.com/v1/models"``): the first unserved one that differs in that only."""
-        url = request.get("url")
-        if kind != "http" or not isinstance(url, str) or not url.startswith("/"):
-            return None
-        assert self.cassette is not None
-        with self._lock:
-            keys = self.cassette.match_keys()
-            unserved = sorted(
-                p for entry in self._index.values() for p in ((entry,) if isinstance(entry, int) else entry)
-            )
-            for pos in unserved:
-                inter = self.cassette.item(pos)
-                if inter.kind != "http":
-                    continue
-                try:
-                    recorded = self.cassette.hydrate(inter.request)
-                except CassetteError:
-                    continue  # a missing blob is reported when (if) that call is served by its key
-                whole = recorded.get("url")
-                if not isinstance(whole, str) or not urlsplit(whole).netloc:
-                    continue
-                same = (urlsplit(whole).path or "/") == url and {**recorded, "url": url} == request
-                if same and self._take(pos, keys[pos]):
+                if matches(recorded) and self._take(pos, keys[pos]):
                     return pos, self._book(kind, pos)
         return None
 

@@ -481,8 +481,12 @@ def _reissue(http: Any, seq: int, kind: str, request: dict[str, Any]) -> object:
         raise NotImplementedError(f"call #{{seq}} had a binary body: your agent must send it")
     params = [tuple(p) for p in request.get("query", [])]
     content = request["text"].encode() if "text" in request else None
+    # an SDK's call to an endpoint that is not a model call is keyed by its path and the SDK's name
+    sdk = request.get("sdk")
+    headers = {{"x-stainless-lang": "python", "user-agent": f"{{sdk}}/reissued"}} if sdk else {{}}
     response = http.request(
-        request["method"], request["url"], params=params, json=request.get("json"), content=content
+        request["method"], request["url"], params=params, json=request.get("json"), content=content,
+        headers=headers,
     )
     return response.text
 

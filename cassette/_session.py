@@ -630,11 +630,13 @@ class Session:
         if kind != "http" or not isinstance(url, str) or not url.startswith("/"):
             return None
 
+        rest = {k: v for k, v in request.items() if k != "sdk"}  # not in such a recording either
+
         def hosted(recorded: dict[str, Any]) -> bool:
             whole = recorded.get("url")
             if not isinstance(whole, str) or not urlsplit(whole).netloc:
                 return False
-            return (urlsplit(whole).path or "/") == url and {**recorded, "url": url} == request
+            return (urlsplit(whole).path or "/") == url and {**recorded, "url": url} == rest
 
         return self._serve_first(kind, hosted)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from anthropic import Anthropic
 from openai import OpenAI
 
 import cassette
@@ -36,7 +37,8 @@ def test_sdk_calls_that_are_not_model_calls_replay_at_another_base_url(devserver
     with cassette.using(CASSETTE, mode="record"):
         live = _run(_client(devserver.openai_base_url))
     requests = [i["request"] for i in json.loads(Path(CASSETTE).read_text())["interactions"]]
-    assert [r.get("url") for r in requests[:2]] == ["/v1/models", f"/v1/models/{live[1]}"]
+    assert requests[0] == {"kind": "http", "method": "GET", "url": "/v1/models", "sdk": "OpenAI"}
+    assert requests[1]["url"] == f"/v1/models/{live[1]}"
     with cassette.using(CASSETTE, mode="replay"):
         assert _run(_client(ELSEWHERE)) == live
 
@@ -48,6 +50,7 @@ def test_a_cassette_recorded_with_the_host_in_their_key_still_replays(devserver:
     host = devserver.openai_base_url.removesuffix("/v1")
     for inter in doc["interactions"][:2]:  # as an earlier release wrote them
         inter["request"]["url"] = host + inter["request"]["url"]
+        del inter["request"]["sdk"]
         inter["key"] = request_key(inter["request"])
     atomic_write(Path(CASSETTE), manifest_json(doc))
     with cassette.using(CASSETTE, mode="replay"):
@@ -56,6 +59,22 @@ def test_a_cassette_recorded_with_the_host_in_their_key_still_replays(devserver:
         client = _client(ELSEWHERE)
         client.models.list()
         client.models.retrieve("another-model")  # differs in more than the host: still a miss
+
+
+def test_two_sdks_calling_the_same_path_get_their_own_answers(devserver: DevServer) -> None:
+    def models(mode: str, base: tuple[str, str], anthropic_first: bool) -> dict[str, list[str]]:
+        openai = _client(base[0])
+        claude = cassette.instrument(Anthropic(base_url=base[1], api_key="x", max_retries=0))
+        order = [("anthropic", claude), ("openai", openai)]
+        out: dict[str, list[str]] = {}
+        with cassette.using(CASSETTE, mode=mode):
+            for name, client in order if anthropic_first else order[::-1]:
+                out[name] = [m.id for m in client.models.list()]
+        return out
+
+    live = models("record", (devserver.openai_base_url, devserver.anthropic_base_url), anthropic_first=False)
+    assert live["openai"] != live["anthropic"]  # both GET /v1/models
+    assert models("replay", (ELSEWHERE, ELSEWHERE.removesuffix("/v1")), anthropic_first=True) == live
 
 
 def test_plain_http_calls_keep_their_host_in_the_key(devserver: DevServer) -> None:

@@ -96,3 +96,25 @@ def test_a_promoted_skeleton_reissues_such_calls_and_replays_them(
     cassette.promote(trace, "tests/cassettes/models.json", test="tests/test_models.py")
     result = pytester.runpytest("tests", "-p", "no:cacheprovider")
     assert result.parseoutcomes().get("passed") == 1, result.stdout.str()
+
+
+@pytest.mark.parametrize("headers_kept", [True, False], ids=["headers kept", "headers filtered"])
+def test_an_imported_vcrpy_recording_of_such_calls_replays_at_another_base_url(
+    devserver: DevServer, tmp_path: Path, headers_kept: bool
+) -> None:
+    import vcr
+    from vcr.serializers import yamlserializer
+
+    from cassette.importers import import_vcr
+
+    source = tmp_path / "models.yaml"
+    with vcr.VCR(record_mode="all").use_cassette(str(source)):
+        live = _run(OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0))
+    if not headers_kept:
+        doc = yamlserializer.deserialize(source.read_text())
+        for interaction in doc["interactions"]:
+            interaction["request"]["headers"] = {}
+        source.write_text(yamlserializer.serialize(doc))
+    import_vcr(source, CASSETTE)
+    with cassette.using(CASSETTE, mode="replay", unused="error"):
+        assert _run(_client(ELSEWHERE)) == live

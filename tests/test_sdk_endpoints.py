@@ -6,13 +6,14 @@ with the host in their key still replays. Plain HTTP calls keep their host in th
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from anthropic import Anthropic
-from openai import OpenAI
+from openai import AsyncOpenAI, OpenAI
 
 import cassette
 from cassette._store import atomic_write, manifest_json, request_key
@@ -41,6 +42,19 @@ def test_sdk_calls_that_are_not_model_calls_replay_at_another_base_url(devserver
     assert requests[1]["url"] == f"/v1/models/{live[1]}"
     with cassette.using(CASSETTE, mode="replay"):
         assert _run(_client(ELSEWHERE)) == live
+
+
+def test_a_sync_recording_replays_through_the_async_client(devserver: DevServer) -> None:
+    with cassette.using(CASSETTE, mode="record"):
+        live = _run(_client(devserver.openai_base_url))
+
+    async def replay() -> tuple[list[str], str]:
+        client = cassette.instrument(AsyncOpenAI(base_url=ELSEWHERE, api_key="sk-test", max_retries=0))
+        models = [m.id async for m in client.models.list()]
+        return models, (await client.models.retrieve(models[0])).id
+
+    with cassette.using(CASSETTE, mode="replay"):
+        assert asyncio.run(replay()) == live[:2]
 
 
 def test_a_cassette_recorded_with_the_host_in_their_key_still_replays(devserver: DevServer) -> None:

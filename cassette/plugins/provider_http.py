@@ -34,9 +34,10 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any]:
         "method": request.method,
         "url": (parts.path or "/") if sdk else urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")),
     }
-    if sdk:  # which SDK (`OpenAI/Python 3.1.0` -> `OpenAI`), not its version: OpenAI's and
-        # Anthropic's `models.list()` both GET /v1/models, and must not answer each other
-        out["sdk"] = (request.header("user-agent") or "").partition("/")[0]
+    if sdk:  # which SDK (`OpenAI/Python 3.1.0` -> `OpenAI`), not its version nor whether the client
+        # is async: OpenAI's and Anthropic's `models.list()` both GET /v1/models, and must not
+        # answer each other, while a sync and an async client of one SDK share their recordings
+        out["sdk"] = (request.header("user-agent") or "").partition("/")[0].removeprefix("Async")
     q = query(request)
     if q:
         out["query"] = q

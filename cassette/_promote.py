@@ -485,7 +485,11 @@ def _reissue(http: Any, seq: int, kind: str, request: dict[str, Any]) -> object:
     sdk = request.get("sdk")
     headers = {{"x-stainless-lang": "python", "user-agent": f"{{sdk}}/reissued"}} if sdk else {{}}
     response = http.request(
-        request["method"], request["url"], params=params, json=request.get("json"), content=content,
+        request["method"],
+        request["url"],
+        params=params,
+        json=request.get("json"),
+        content=content,
         headers=headers,
     )
     return response.text

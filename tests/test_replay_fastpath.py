@@ -241,3 +241,30 @@ async def test_an_async_replayed_body_reaches_the_sdk_whole(async_openai_client:
         live = await ask()
     with cassette.using("araw.json", mode="replay"):
         assert await ask() == live
+
+
+@pytest.mark.parametrize("anthropic_header", [False, True])
+def test_no_request_is_claimed_by_both_built_in_model_providers(anthropic_header: bool) -> None:
+    """OpenAI's provider is asked before Anthropic's (most traffic is OpenAI-shaped); the order
+    is free only because no request is one both recognise: every endpoint of each, as either SDK
+    sends it (Anthropic's carries ``anthropic-version``)."""
+    from cassette.plugins import provider_anthropic, provider_openai
+
+    paths = [f"/v1/{suffix}" for suffix in provider_openai._ENDPOINTS]
+    paths += [f"/openai/deployments/d/{suffix}" for suffix in provider_openai._ENDPOINTS]
+    paths += list(provider_anthropic._ENDPOINTS)
+    headers = (("content-type", "application/json"),)
+    if anthropic_header:
+        headers += (("anthropic-version", "2023-06-01"),)
+    body = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}], "input": "x", "prompt": "p"}'
+    claimed = 0
+    for path in paths:
+        request = HttpRequest("POST", "https://api.example.com" + path, headers, body)
+        answers = [p.cassette_http_request(request) for p in (provider_openai, provider_anthropic)]
+        assert sum(a is not None for a in answers) <= 1, (path, answers)
+        claimed += any(a is not None for a in answers)
+    assert claimed >= len(provider_anthropic._ENDPOINTS)  # the loop did look at claimed requests
+    names = [i.plugin_name for i in get_plugin_manager().hook.cassette_http_request.get_hookimpls()]
+    assert names.index("cassette.plugins.provider_openai") > names.index(
+        "cassette.plugins.provider_anthropic"
+    )

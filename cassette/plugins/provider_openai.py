@@ -14,9 +14,11 @@ import urllib.parse
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 from cassette._model import HttpRequest
 from cassette.hookspecs import hookimpl
-from cassette.plugins._http import form_fields, json_body, llm_request, multipart_parts, sse_fields
+from cassette.plugins._http import form_fields, llm_request, multipart_parts, sse_fields
 
 NOISE = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier", "store"})
 
@@ -62,7 +64,10 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     endpoint, model_in_path = route
     if request.header("anthropic-version") is not None:
         return None
-    body = json_body(request)
+    try:  # `json_body`, one call less for every request
+        body = orjson.loads(request.body) if request.body else None
+    except orjson.JSONDecodeError:
+        body = None
     if body is None:
         parts = multipart_parts(request)
         body = form_fields(parts) if parts is not None else None

@@ -119,8 +119,9 @@ def reset_plugin_manager() -> None:
         _pm = None
 
 
-# Per hook: (manager, its implementations when planned, the plain functions to call in pluggy's order).
-_plans: dict[str, tuple[pluggy.PluginManager, list[Any], list[Any] | None]] = {}
+# Per hook: (manager, its implementations when planned, the plain functions to call in pluggy's
+# order, the manager's hook executor then).
+_plans: dict[str, tuple[pluggy.PluginManager, list[Any], list[Any] | None, Any]] = {}
 
 
 def _plain_impls(pm: pluggy.PluginManager, name: str, argnames: tuple[str, ...]) -> list[Any] | None:
@@ -132,22 +133,27 @@ def _plain_impls(pm: pluggy.PluginManager, name: str, argnames: tuple[str, ...])
     plan is re-made whenever the registered implementations change (a plugin registered
     mid-run), and wrappers or tracing send the call back through pluggy.
     """
-    if getattr(getattr(pm, "_inner_hookexec", None), "__name__", None) != "_multicall":
-        return None  # pm.enable_tracing() or add_hookcall_monitoring(): the monitor sees every call
-    impls = getattr(pm.hook, name).get_hookimpls()
+    hook = getattr(pm.hook, name)
+    # pluggy's own list, compared in place (`get_hookimpls()` copies it on every call)
+    impls = getattr(hook, "_hookimpls", None)
+    if not isinstance(impls, list):
+        impls = hook.get_hookimpls()
+    hookexec = getattr(pm, "_inner_hookexec", None)
     plan = _plans.get(name)
-    if plan is not None and plan[0] is pm and plan[1] == impls:
+    if plan is not None and plan[0] is pm and plan[3] is hookexec and plan[1] == impls:
         return plan[2]
     funcs: list[Any] | None = [i.function for i in reversed(impls)]
-    if any(i.wrapper or i.hookwrapper or i.argnames != argnames or i.kwargnames for i in impls):
+    if getattr(hookexec, "__name__", None) != "_multicall":
+        funcs = None  # pm.enable_tracing() or add_hookcall_monitoring(): the monitor sees every call
+    elif any(i.wrapper or i.hookwrapper or i.argnames != argnames or i.kwargnames for i in impls):
         funcs = None
-    _plans[name] = (pm, impls, funcs)
+    _plans[name] = (pm, list(impls), funcs, hookexec)
     return funcs
 
 
 def normalize_http(request: HttpRequest) -> tuple[str, dict[str, Any]]:
     """Ask the provider plugins what this HTTP request is; returns ``(kind, normalised request)``."""
-    pm = get_plugin_manager()
+    pm = _pm if _pm is not None else get_plugin_manager()  # read in place: runs for every call
     providers = _plain_impls(pm, "cassette_http_request", ("request",))
     normalized = None
     if providers is None:

@@ -134,6 +134,9 @@ TRACE_ENV = "CASSETTE_TRACE"
 
 def seam_session() -> Session | None:
     """Where the seam sends a call: the active session, else (when tracing) a pass-through trace session."""
+    session = _current.get()  # read first: this runs for every call, `current_session` only when unset
+    if session is not None:
+        return session
     session = current_session()
     if session is None and (trace_active or TRACE_ENV in os.environ):
         from cassette._trace import trace_session

@@ -222,7 +222,12 @@ def sha256_hex(data: bytes) -> str:
 
 def request_key(request: Any) -> str:
     """The match key: sha256 of the canonical JSON of a normalised, un-redacted request."""
-    return sha256_hex(canonical_json(request))
+    # `sha256_hex(canonical_json(request))` in one call: every replayed call computes one
+    try:
+        data = orjson.dumps(request, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        data = canonical_json(request)
+    return (_builtin_sha256 if len(data) <= _SMALL_HASH else hashlib.sha256)(data).hexdigest()
 
 
 # --- atomic files ---------------------------------------------------------------------------------
@@ -1299,6 +1304,11 @@ _MANIFEST_REF = re.compile(
 )
 
 
+# An interaction this large (bytes of JSON) is parsed with the collector paused: its thousands of new
+# objects would set off collections that find nothing. A smaller one is not worth the calls.
+_PAUSE_GC_OVER = 64 * 1024
+
+
 class _LazySource:
     """A manifest's bytes, shared by its lazy interactions, and where its last interaction ends.
 
@@ -1323,41 +1333,30 @@ class _LazySource:
     def parse(self, at: int, end: int, i: int, key: str, kind: str, seq: int | None = None) -> Interaction:
         """Interaction ``i``, checked against the key and kind the scan read."""
         # the object itself, braces included: '{\n      "' before `at`, '\n    }' after its fields
-        parsed = _parse_lazy(memoryview(self.data)[at - 9 : end + 6], i, self.path)
+        text = memoryview(self.data)[at - 9 : end + 6]
+        # no cycles are built (see parse_manifest): a large one is parsed with the collector paused
+        paused = len(text) > _PAUSE_GC_OVER and gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            try:
+                item = orjson.loads(text)  # the manifest was expanded whole when opened: plain JSON here
+            except orjson.JSONDecodeError:
+                item = loads(text)  # integers beyond 64 bits, or the error
+        except (ValueError, RecursionError) as exc:
+            raise CorruptCassetteError(
+                f"{self.path}: interactions[{i}] is not valid JSON ({exc}). "
+                "Restore the file from git (git checkout -- <file>) or re-record it.",
+                path=self.path,
+            ) from None
+        finally:
+            if paused:
+                gc.enable()
+        parsed = _read_item(item, i, self.path)
         if (parsed.kind, parsed.key) != (kind, key) or (seq is not None and parsed.seq != seq):
             # the scan and the parser read different values: a field given twice (hand-edited)
             raise _shape_error(self.path, f"interactions[{i}] gives `seq`, `kind` or `key` twice")
         return parsed
-
-    def served_refs(
-        self, at: int, end: int, verified: dict[str, int], cache: dict[str, Any]
-    ) -> tuple[bool, bool]:
-        """`Cassette.served_refs` for the interaction at ``at``, read from its text (nothing re-encoded).
-
-        Its fields sit one per line at this indent: the request's text runs from the head to
-        the response's line, the response's from there on. A blob reference or ``$literal`` is
-        a key ``"$blob"`` / ``"$literal"`` (a string merely holding those words is written
-        escaped, ``\\"$blob\\"``): every ``$`` is looked at, found at C speed. Text holding a
-        ``\\u`` escape could spell either key otherwise, so it is left to the full check; so is a
-        request whose reference comes after the response's line (a field given twice).
-        """
-        data, find = self.data, self.data.find
-        response = find(_LAZY_RESPONSE, at + _HEAD_LEN, end)
-        escape = find(b"\\", at, end)  # one byte: found at C speed; most interactions have none
-        if response < 0 or (escape >= 0 and find(b"\\u", escape, end) >= 0):
-            return False, True  # not where this layout puts it, or a key may be written escaped
-        checked, holds = True, False
-        dollar = find(b"$", at, end)
-        while dollar >= 0:
-            if data[dollar - 1] == 0x22 and data.startswith(b'$blob"', dollar):  # a "$blob" key
-                if dollar > response:  # the response's own (hydrated, which checks it), or a
-                    checked, holds = False, True  # request given again after it: the full check
-                elif checked:
-                    checked = _ref_known(data, dollar - 1, response, verified, cache)
-            elif data[dollar - 1] == 0x22 and data.startswith(b'$literal"', dollar):
-                return False, True
-            dollar = find(b"$", dollar + 1, end)
-        return checked, holds
 
 
 class _LazyInteraction(Interaction):
@@ -1434,9 +1433,38 @@ class _LazyCassette(Cassette):
         return super().redacted_keys()
 
     def served_refs(self, i: int, verified: dict[str, int]) -> tuple[bool, bool]:
+        """`Cassette.served_refs`, read from interaction ``i``'s text (nothing parsed or re-encoded).
+
+        Its fields sit one per line at this indent: the request's text runs from the head to
+        the response's line, the response's from there on. A blob reference or ``$literal`` is
+        a key ``"$blob"`` / ``"$literal"`` (a string merely holding those words is written
+        escaped, ``\\"$blob\\"``): every ``$`` is looked at, found at C speed. Text holding a
+        ``\\u`` escape could spell either key otherwise, so it is left to the full check; so is a
+        request whose reference comes after the response's line (a field given twice).
+        """
         if "interactions" in self.__dict__:
             return super().served_refs(i, verified)
-        return self._source.served_refs(self._starts[i], self._end(i), verified, self.blob_cache)
+        starts = self._starts  # `_end`, inlined: this runs for every replayed call
+        at = starts[i]
+        end = starts[i + 1] - _SEP_LEN if i + 1 < len(starts) else self._source.end
+        data = self._source.data
+        find = data.find
+        response = find(_LAZY_RESPONSE, at + _HEAD_LEN, end)
+        escape = find(b"\\", at, end)  # one byte: found at C speed; most interactions have none
+        if response < 0 or (escape >= 0 and find(b"\\u", escape, end) >= 0):
+            return False, True  # not where this layout puts it, or a key may be written escaped
+        checked, holds = True, False
+        dollar = find(b"$", at, end)
+        while dollar >= 0:
+            if data[dollar - 1] == 0x22 and data.startswith(b'$blob"', dollar):  # a "$blob" key
+                if dollar > response:  # the response's own (hydrated, which checks it), or a
+                    checked, holds = False, True  # request given again after it: the full check
+                elif checked:
+                    checked = _ref_known(data, dollar - 1, response, verified, self.blob_cache)
+            elif data[dollar - 1] == 0x22 and data.startswith(b'$literal"', dollar):
+                return False, True
+            dollar = find(b"$", dollar + 1, end)
+        return checked, holds
 
     def _end(self, i: int) -> int:
         """Where interaction ``i``'s fields end: where the separator before the next one starts."""
@@ -1457,8 +1485,10 @@ class _LazyCassette(Cassette):
             self._items.pop(i, None)
             return built[i]
         inter = self._items.pop(i, None)
-        if inter is None:  # parsed for serving only: not kept
-            inter = self._parse(i)
+        if inter is None:  # parsed for serving only: not kept (`_parse`, inlined: runs for every call)
+            starts = self._starts
+            end = starts[i + 1] - _SEP_LEN if i + 1 < len(starts) else self._source.end
+            inter = self._source.parse(starts[i], end, i, self._keys[i], self._kinds[i])
         return inter
 
     def item(self, i: int) -> Interaction:
@@ -1470,26 +1500,6 @@ class _LazyCassette(Cassette):
             inter = self._parse(i)
             self._items[i] = inter
         return inter
-
-
-def _parse_lazy(text: memoryview, i: int, path: Path) -> Interaction:
-    paused = gc.isenabled()
-    gc.disable()  # no cycles are built (see parse_manifest)
-    try:
-        try:
-            item = orjson.loads(text)  # the manifest was expanded whole when opened: plain JSON here
-        except orjson.JSONDecodeError:
-            item = loads(text)  # integers beyond 64 bits, or the error
-    except (ValueError, RecursionError) as exc:
-        raise CorruptCassetteError(
-            f"{path}: interactions[{i}] is not valid JSON ({exc}). "
-            "Restore the file from git (git checkout -- <file>) or re-record it.",
-            path=path,
-        ) from None
-    finally:
-        if paused:
-            gc.enable()
-    return _read_item(item, i, path)
 
 
 def _scan_lazy(data: bytes, path: Path, store: Path | None) -> Cassette | None:

@@ -30,7 +30,13 @@ def tokens_of(response: dict[str, Any]) -> int:
     """
     body = response.get("json")
     if isinstance(body, dict):
-        return _from_usage(body.get("usage"))
+        usage = body.get("usage")
+        if not isinstance(usage, dict):
+            return 0
+        total = usage.get("total_tokens")  # `_from_usage`'s first answer, read here for every call
+        if type(total) is int and 0 <= total < 2**40:
+            return total
+        return _from_usage(usage)
     events = response.get("events")
     if not isinstance(events, list):
         return 0

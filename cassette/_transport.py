@@ -357,7 +357,8 @@ def replay_parts(
             raise TypeError(f"`events` is a {type(events).__name__}, not a list")
         # encoded up front, so a bad event fails before the SDK reads, not in the middle of a stream
         try:
-            return status, headers, [(event + "\n\n").encode("utf-8") for event in events], b""
+            # encode() without arguments takes its fast path (UTF-8): a stream has dozens of events
+            return status, headers, [(event + "\n\n").encode() for event in events], b""
         except TypeError:
             at, bad = next((i, e) for i, e in enumerate(events) if not isinstance(e, str))
             raise TypeError(

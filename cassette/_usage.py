@@ -40,6 +40,11 @@ def tokens_of(response: dict[str, Any]) -> int:
     events = response.get("events")
     if not isinstance(events, list):
         return 0
+    try:
+        if "usage" not in "".join(events):  # at C speed: most chat streams never mention usage
+            return 0
+    except TypeError:  # an event that is not text: the loop below passes over it
+        pass
     best = 0
     for event in events:
         if not isinstance(event, str) or "usage" not in event:

@@ -1061,23 +1061,26 @@ def check_refs(
     done.update(new)
 
 
-def _ref_known(data: bytes, at: int, stop: int, verified: dict[str, int], cache: dict[str, Any]) -> bool:
-    """Whether the blob reference whose ``"$blob"`` key is written at ``data[at:]`` (before ``stop``,
-    in valid JSON) is one `check_refs` has checked with everything below it, by the same rules
-    (False: let it check)."""
+def _ref_known(data: bytes, at: int, stop: int, verified: dict[str, int], cache: dict[str, Any]) -> int:
+    """Where the blob reference whose ``"$blob"`` key is written at ``data[at:]`` (before ``stop``,
+    in valid JSON) ends, if it is one `check_refs` has checked with everything below it, by the
+    same rules; 0 if not (let it check)."""
     if data[at - 1] != 0x7B:  # not written on one line: the key must still open its object
         brace = data.rfind(b"{", max(at - 256, 0), at)
         if brace < 0 or not data[brace + 1 : at].isspace():
-            return False
+            return 0
     found = _MANIFEST_REF.match(data, at, stop)
     if found is None:
-        return False
-    blob_id, is_json, chain = found.group(1).decode("ascii"), found.group(2), found.group(3)
+        return 0
+    raw_id, is_json, chain = found.groups()
+    blob_id = raw_id.decode("ascii")
     if chain is not None:
-        return verified.get(blob_id) == int(chain)  # a checked chain ending at this node, as long
-    if is_json is not None:
-        return bool(verified.get(blob_id))  # -1: a JSON blob; n > 0: a chain node, JSON too
-    return blob_id in verified or blob_id in cache
+        known = verified.get(blob_id) == int(chain)  # a checked chain ending at this node, as long
+    elif is_json is not None:
+        known = bool(verified.get(blob_id))  # -1: a JSON blob; n > 0: a chain node, JSON too
+    else:
+        known = blob_id in verified or blob_id in cache
+    return found.end() if known else 0
 
 
 def holds_refs(value: Any) -> bool:
@@ -1256,7 +1259,10 @@ def _read_item(item: Any, i: int, path: Path) -> Interaction:
         raise _shape_error(path, f"interactions[{i}].kind is {kind[:40]!r}, not one of {', '.join(KINDS)}")
     if not isinstance(request, dict) or not isinstance(response, dict):
         raise _shape_error(path, f"interactions[{i}] needs object `request` and `response`")
-    extra = {k: v for k, v in item.items() if k not in _ENVELOPE} if len(item) > 5 else {}
+    extra = {}
+    if len(item) > 5:  # fields of its own (`parallel`, `redacted_key`...): all but the five above
+        extra = item.copy()
+        del extra["seq"], extra["kind"], extra["key"], extra["request"], extra["response"]
     return Interaction(seq, kind, key, request, response, extra)
 
 
@@ -1456,13 +1462,18 @@ class _LazyCassette(Cassette):
         checked, holds = True, False
         dollar = find(b"$", at, end)
         while dollar >= 0:
-            if data[dollar - 1] == 0x22 and data.startswith(b'$blob"', dollar):  # a "$blob" key
-                if dollar > response:  # the response's own (hydrated, which checks it), or a
-                    checked, holds = False, True  # request given again after it: the full check
-                elif checked:
-                    checked = _ref_known(data, dollar - 1, response, verified, self.blob_cache)
-            elif data[dollar - 1] == 0x22 and data.startswith(b'$literal"', dollar):
-                return False, True
+            if data[dollar - 1] == 0x22:  # a string starts with it: a key, or a value such as "$5"
+                if data.startswith(b'$blob"', dollar):  # a "$blob" key
+                    if dollar > response:  # the response's own (hydrated, which checks it), or a
+                        checked, holds = False, True  # request given again after it: the full check
+                    elif checked:
+                        past = _ref_known(data, dollar - 1, response, verified, self.blob_cache)
+                        if past:
+                            dollar = past - 1  # its "$json" and "$chain" keys are its own
+                        else:
+                            checked = False
+                elif data.startswith(b'$literal"', dollar):
+                    return False, True
             dollar = find(b"$", dollar + 1, end)
         return checked, holds
 

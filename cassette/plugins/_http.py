@@ -116,7 +116,7 @@ def query(request: HttpRequest) -> list[list[str]]:
 
 def llm_request(provider: str, endpoint: str, body: dict[str, Any], noise: frozenset[str]) -> dict[str, Any]:
     """The normalised LLM request: every body field that can change the answer, and where it went."""
-    out = {k: v for k, v in body.items() if k not in noise}
+    out = dict(body) if noise.isdisjoint(body) else {k: v for k, v in body.items() if k not in noise}
     out["kind"] = "llm"
     out["provider"] = provider
     out["endpoint"] = endpoint

@@ -268,3 +268,20 @@ def test_no_request_is_claimed_by_both_built_in_model_providers(anthropic_header
     assert names.index("cassette.plugins.provider_openai") > names.index(
         "cassette.plugins.provider_anthropic"
     )
+
+
+@pytest.mark.parametrize(
+    "noise", [frozenset({"user", "metadata"}), {"user", "metadata"}, ["user", "metadata"], ()]
+)
+def test_llm_request_drops_the_noise_however_a_plugin_gives_it(noise: Any) -> None:
+    """A provider plugin may pass its noise names as a frozenset (as documented), a set, a list or
+    a tuple: each drops the same fields, and the caller's body is left as it was."""
+    from cassette.plugins._http import llm_request
+
+    body = {"model": "m", "user": "u1", "messages": []}
+    out = llm_request("acme", "generate", body, noise)
+    kept = {"model", "messages"} | ({"user"} if not noise else set())
+    assert set(out) == kept | {"kind", "provider", "endpoint"}
+    assert body == {"model": "m", "user": "u1", "messages": []}
+    clean = llm_request("acme", "generate", {"model": "m"}, noise)
+    assert clean == {"model": "m", "kind": "llm", "provider": "acme", "endpoint": "generate"}

@@ -116,7 +116,11 @@ def query(request: HttpRequest) -> list[list[str]]:
 
 def llm_request(provider: str, endpoint: str, body: dict[str, Any], noise: frozenset[str]) -> dict[str, Any]:
     """The normalised LLM request: every body field that can change the answer, and where it went."""
-    out = dict(body) if noise.isdisjoint(body) else {k: v for k, v in body.items() if k not in noise}
+    try:  # most bodies hold no noise field: copied at C speed
+        clean = noise.isdisjoint(body)
+    except AttributeError:  # noise given as a list or tuple of names
+        clean = False
+    out = dict(body) if clean else {k: v for k, v in body.items() if k not in noise}
     out["kind"] = "llm"
     out["provider"] = provider
     out["endpoint"] = endpoint

@@ -1243,9 +1243,6 @@ def _looks_truncated(data: bytes) -> bool:
     return depth > 0 or in_str
 
 
-_ENVELOPE = frozenset(("seq", "kind", "key", "request", "response"))
-
-
 def _read_item(item: Any, i: int, path: Path) -> Interaction:
     if not isinstance(item, dict):
         raise _shape_error(path, f"interactions[{i}] is not an object")

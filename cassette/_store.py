@@ -1447,9 +1447,7 @@ class _LazyCassette(Cassette):
         """
         if "interactions" in self.__dict__:
             return super().served_refs(i, verified)
-        starts = self._starts  # `_end`, inlined: this runs for every replayed call
-        at = starts[i]
-        end = starts[i + 1] - _SEP_LEN if i + 1 < len(starts) else self._source.end
+        at, end = self._starts[i], self._end(i)
         data = self._source.data
         find = data.find
         response = find(_LAZY_RESPONSE, at + _HEAD_LEN, end)
@@ -1493,10 +1491,8 @@ class _LazyCassette(Cassette):
             self._items.pop(i, None)
             return built[i]
         inter = self._items.pop(i, None)
-        if inter is None:  # parsed for serving only: not kept (`_parse`, inlined: runs for every call)
-            starts = self._starts
-            end = starts[i + 1] - _SEP_LEN if i + 1 < len(starts) else self._source.end
-            inter = self._source.parse(starts[i], end, i, self._keys[i], self._kinds[i])
+        if inter is None:  # parsed for serving only: not kept
+            inter = self._parse(i)
         return inter
 
     def item(self, i: int) -> Interaction:

@@ -335,9 +335,10 @@ def run(cfg: BenchConfig) -> Section:
     work = cfg.scratch("replay")
     for stream in (False, True):
         n = cfg.size(300 if stream else 1000, 6)
-        # 9 rounds: on a VM whose speed drifts, the median of 3 moved the floor ratio by ~0.1, and the
-        # median of 5 still by ~0.02 from run to run (single rounds spread over 1.06-1.13)
-        rounds = cfg.size(max(cfg.rounds, 9), 1)
+        # 15 rounds: on a VM whose speed drifts, the median of 3 moved the floor ratio by ~0.1, the
+        # median of 5 by ~0.02 from run to run, and the median of 9 still by ~0.015 (single rounds
+        # spread over 1.05-1.13)
+        rounds = cfg.size(max(cfg.rounds, 15), 1)
         calls = chat_calls(n)
         variant = "streamed" if stream else "non-streamed"
         tag = "stream" if stream else "chat"

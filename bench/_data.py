@@ -185,7 +185,7 @@ def no_delay_devserver(seed: int, port: int) -> Any:
     call. Setting ``disable_nagle_algorithm`` on a handler subclass (the server
     module itself is left alone) brings a call down to a few milliseconds.
     """
-    from cassette.devserver import DevServer
+    from cassette.testing.devserver import DevServer
 
     class NoDelayDevServer(DevServer):  # type: ignore[misc]
         def _bind(self) -> Any:

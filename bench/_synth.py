@@ -132,9 +132,10 @@ def write_ours(path: Path, store: Path, items: list[Call]) -> None:
     normalised form with their own user turn (normalising only drops noise fields, so this is
     what ``normalize_http`` returns for them) and get their own key.
     """
-    from cassette._model import Cassette, HttpRequest, Interaction
-    from cassette._plugins import normalize_http
-    from cassette._store import request_key, save_cassette
+    from cassette.core.canonical import request_key
+    from cassette.core.model import Cassette, HttpRequest, Interaction
+    from cassette.plugins.manager import normalize_http
+    from cassette.store.cassettes import save_cassette
 
     headers = tuple((k, v) for k, v in SDK_HEADERS.items())
     interactions = []

@@ -94,8 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.data}: no such file; pass --data path/to/stsb-en-dev.csv", file=sys.stderr)
         return 2
 
-    from cassette._semantic import get_backend
     from cassette.plugins import semantic_lexical
+    from cassette.review.semantic import get_backend
 
     if args.base_url or args.model:
         from openai import OpenAI

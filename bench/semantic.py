@@ -79,7 +79,7 @@ def _cendor(items: list[tuple[str, str]]) -> float:
 
 def run(cfg: BenchConfig) -> Section:
     section = Section("semantic", "6. semantic_match throughput, lexical backend")
-    if peer("cassette._semantic") is None:
+    if peer("cassette.review.semantic") is None:
         section.error = "cassette/_semantic.py is not there yet"
         return section
     items = pairs(cfg.size(5000, 400))

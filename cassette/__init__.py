@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cassette._api import drift, use, using
-from cassette._errors import (
+from cassette.core.model import Cassette, HttpRequest, Interaction
+from cassette.errors import (
     BlobError,
     CassetteConfigError,
     CassetteError,
@@ -43,18 +43,18 @@ from cassette._errors import (
     UnknownModeError,
     UnsupportedVersionError,
 )
-from cassette._model import Cassette, HttpRequest, Interaction
-from cassette._netguard import NetworkBlockedError, block_network
-from cassette._promote import PromoteError, PromoteReport, promote
-from cassette._secrets import SecretRule
-from cassette._semantic import MatchResult
-from cassette._session import AmbiguousSessionError, Mode, Session, current_session
-from cassette._store import load_cassette
-from cassette._tools import tool
-from cassette._trace import TraceError, trace
-from cassette._transport import async_http_client, async_transport, http_client, instrument, transport
 from cassette.hookspecs import hookimpl
 from cassette.importers import CassetteImportError, ImportReport
+from cassette.maintenance.promote import PromoteError, PromoteReport, promote
+from cassette.review.semantic import MatchResult
+from cassette.seam.api import drift, use, using
+from cassette.seam.netguard import NetworkBlockedError, block_network
+from cassette.seam.session import AmbiguousSessionError, Mode, Session, current_session
+from cassette.seam.tools import tool
+from cassette.seam.trace import TraceError, trace
+from cassette.seam.transport import async_http_client, async_transport, http_client, instrument, transport
+from cassette.secrets.engine import SecretRule
+from cassette.store.cassettes import load_cassette
 
 __version__ = "0.1.0"
 
@@ -121,13 +121,13 @@ def semantic_match(actual: Any, expected: Any, **kwargs: Any) -> Any:
 
         assert cassette.semantic_match(answer, "offers a refund")
     """
-    from cassette._semantic import semantic_match as _match
+    from cassette.review.semantic import semantic_match as _match
 
     return _match(actual, expected, **kwargs)
 
 
 def semantic_drift(*args: Any, **kwargs: Any) -> Any:
     """Real regressions of the last rerecord, each with a category (see docs/semantic.md)."""
-    from cassette._semantic_drift import semantic_drift as _drift
+    from cassette.review.semantic_drift import semantic_drift as _drift
 
     return _drift(*args, **kwargs)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from cassette._model import HttpRequest
+    from cassette.core.model import HttpRequest
 
 hookspec = pluggy.HookspecMarker("cassette")
 hookimpl = pluggy.HookimplMarker("cassette")

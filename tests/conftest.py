@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cassette._config import clear_config_cache
-from cassette._session import _last
-from cassette.devserver import DevServer
+from cassette.config import clear_config_cache
+from cassette.seam.session import _last
+from cassette.testing.devserver import DevServer
 
 
 @pytest.fixture(autouse=True)

@@ -32,7 +32,7 @@ from openai import AsyncOpenAI, OpenAI
 
 import cassette
 from cassette.cli import main as cli_main
-from cassette.devserver import DevServer
+from cassette.testing.devserver import DevServer
 
 # In-process pytester runs drop the modules they imported; the SDKs must outlive them (test_pytest_plugin).
 assert httpcore2 and httpx2 and openai
@@ -84,7 +84,7 @@ def cmd(*args: str) -> subprocess.CompletedProcess[str]:
     import contextlib
     import io
 
-    from cassette._config import clear_config_cache
+    from cassette.config import clear_config_cache
 
     clear_config_cache()  # as a fresh process would
     raw_out, raw_err = io.BytesIO(), io.BytesIO()
@@ -355,7 +355,7 @@ def test_2_5_a_project_plugin_listed_in_config_normalises_a_volatile_date() -> N
     )
     Path("pyproject.toml").write_text('[tool.cassette]\nplugins = ["date_plugin"]\n')
     sys.path.insert(0, os.getcwd())
-    from cassette._plugins import reset_plugin_manager
+    from cassette.plugins.manager import reset_plugin_manager
 
     reset_plugin_manager()
     try:
@@ -1147,7 +1147,7 @@ def test_5_1_match_result_is_truthy_explains_itself_and_takes_a_list() -> None:
 
 def test_5_1_default_backend_and_thresholds_come_from_config() -> None:
     Path("pyproject.toml").write_text("[tool.cassette]\nsemantic_thresholds = {lexical = 0.99}\n")
-    from cassette._config import clear_config_cache
+    from cassette.config import clear_config_cache
 
     clear_config_cache()
     r = cassette.semantic_match("We will refund the duplicate charge", "refund the duplicate charge twice")
@@ -1290,7 +1290,7 @@ def test_5_6_semantic_drift_reports_a_changed_tool_and_drift_belongs_to_its_sess
 
 
 def test_5_6_rewordings_of_the_devservers_refund_answer_are_filtered() -> None:
-    from cassette.devserver import RULES
+    from cassette.testing.devserver import RULES
 
     billing = next(r for r in RULES if r.name == "billing")
     for old in billing.answers:

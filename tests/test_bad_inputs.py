@@ -12,8 +12,8 @@ import pydantic
 import pytest
 
 import cassette
-from cassette._store import manifest_json
-from cassette.devserver import DevServer
+from cassette.core.layout import manifest_json
+from cassette.testing.devserver import DevServer
 
 
 @cassette.tool

@@ -47,7 +47,7 @@ def test_quick_workload_produces_a_whole_table(name: str, tmp_path: Path) -> Non
         elif row.peer and row.theirs is None:
             pytest.fail(f"{name}: {row.metric} vs {row.peer}: {row.status}")
     if name == "load":
-        assert "cassette/_store.py" in section.profile
+        assert "cassette/store/" in section.profile
     text = _report.console([section])
     assert section.title in text
     assert all(r.verdict in ("met", "MISSED", "—", NOT_INSTALLED) for r in section.rows)

@@ -16,9 +16,11 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette._store import BlobStore, manifest_json, ordered_json
 from cassette.cli import main
-from cassette.devserver import DevServer
+from cassette.core.canonical import ordered_json
+from cassette.core.layout import manifest_json
+from cassette.store.blobs import BlobStore
+from cassette.testing.devserver import DevServer
 
 SYSTEM = "You are a support agent for an online shop. " * 20  # over the blob threshold: a text blob
 
@@ -284,7 +286,8 @@ def test_a_request_replay_does_not_check_again_is_one_check_refs_would_pass_unre
 ) -> None:
     """Serving reads a request's references from the manifest's text and skips `check_refs` only
     when each is a blob it already checked, by `check_refs`' own rules (a chain as long as declared)."""
-    from cassette._store import check_refs, holds_refs, load_cassette
+    from cassette.store.cassettes import load_cassette
+    from cassette.store.refs import check_refs, holds_refs
 
     lazy = load_cassette(conversation.path, lazy=True)
     full = load_cassette(conversation.path)

@@ -15,10 +15,10 @@ from dulwich.repo import Repo
 from openai import OpenAI
 
 import cassette
-from cassette._hygiene import is_stale_temp, plan_gc
-from cassette._store import BlobStore
 from cassette.cli import _discover, main
-from cassette.devserver import DevServer
+from cassette.maintenance.hygiene import is_stale_temp, plan_gc
+from cassette.store.blobs import BlobStore
+from cassette.testing.devserver import DevServer
 from tests.agent_helpers import run_agent
 
 TRIAGE = Path("tests/cassettes/triage.json")
@@ -317,7 +317,7 @@ def test_init_adds_config_hooks_and_attributes_and_keeps_the_rest_byte_for_byte(
     text = Path("pyproject.toml").read_text()
     assert text.startswith(PYPROJECT)  # everything the user wrote, untouched
     assert "[tool.cassette]\n# cassette: record LLM agent runs" in text
-    cfg = cassette._config.parse_config(Path("pyproject.toml").resolve())
+    cfg = cassette.config.parse_config(Path("pyproject.toml").resolve())
     assert cfg.cassette_dir == "tests/cassettes" and cfg.orphans == "warn"
 
     hooks = Path(".pre-commit-config.yaml").read_text()
@@ -381,7 +381,7 @@ def test_init_keeps_a_crlf_file_crlf(capsys: pytest.CaptureFixture[str]) -> None
         now = Path(name).read_bytes()
         assert now.startswith(data.split(b"\r\ndefault_stages")[0]), name
         assert now != data and b"\n" not in now.replace(b"\r\n", b""), name  # added, and CRLF only
-    assert cassette._config.parse_config(Path("pyproject.toml").resolve()).cassette_dir == "tests/cassettes"
+    assert cassette.config.parse_config(Path("pyproject.toml").resolve()).cassette_dir == "tests/cassettes"
     assert yaml.safe_load(Path(".pre-commit-config.yaml").read_text())["repos"][1]["repo"] == "local"
 
 
@@ -398,7 +398,7 @@ def test_init_in_an_empty_directory_and_with_a_remote_hook_repo(capsys: pytest.C
             }
         ]
     }
-    assert cassette._config.parse_config(Path("pyproject.toml").resolve()).cassette_dir == "tests/cassettes"
+    assert cassette.config.parse_config(Path("pyproject.toml").resolve()).cassette_dir == "tests/cassettes"
 
 
 def test_init_refuses_what_it_cannot_edit_safely(capsys: pytest.CaptureFixture[str]) -> None:
@@ -453,7 +453,7 @@ def test_plugins_lists_builtins_and_config_plugins_with_their_hooks(
             "shop_redactor  [[tool.cassette] plugins]\n    hooks: cassette_redact, cassette_volatile_fields"
             in out
         )
-        assert "cassette.plugins.provider_openai  [built-in]" in out
+        assert "cassette.plugins.providers.openai  [built-in]" in out
         rows = json.loads(run_cli(capsys, "plugins", "--json")[1])
         assert rows[-1] == {
             "name": "shop_redactor",
@@ -462,6 +462,6 @@ def test_plugins_lists_builtins_and_config_plugins_with_their_hooks(
         }
         assert all(r["source"] == "built-in" for r in rows[:-1])
     finally:
-        from cassette._plugins import reset_plugin_manager
+        from cassette.plugins.manager import reset_plugin_manager
 
         reset_plugin_manager()  # the next test builds a manager without this project's plugin

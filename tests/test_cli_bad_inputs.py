@@ -14,9 +14,11 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette._store import BlobStore, manifest_json, ordered_json
 from cassette.cli import main
-from cassette.devserver import DevServer
+from cassette.core.canonical import ordered_json
+from cassette.core.layout import manifest_json
+from cassette.store.blobs import BlobStore
+from cassette.testing.devserver import DevServer
 from tests.cli_helpers import one_line_error, run_cli
 
 LONG_NAME = "a" * 300 + ".json"  # longer than any file system allows (ENAMETOOLONG)

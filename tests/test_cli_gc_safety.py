@@ -13,10 +13,10 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette._hygiene import plan_gc
-from cassette._store import BlobStore
 from cassette.cli import main
-from cassette.devserver import DevServer
+from cassette.maintenance.hygiene import plan_gc
+from cassette.store.blobs import BlobStore
+from cassette.testing.devserver import DevServer
 from tests.agent_helpers import run_agent
 
 STORE = Path("tests/cassettes/.blobs")

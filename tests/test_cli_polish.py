@@ -18,8 +18,9 @@ import yaml
 from openai import OpenAI
 
 import cassette
-from cassette._store import BlobStore, manifest_json
-from cassette.devserver import DevServer
+from cassette.core.layout import manifest_json
+from cassette.store.blobs import BlobStore
+from cassette.testing.devserver import DevServer
 from tests.agent_helpers import run_agent
 from tests.cli_helpers import one_line_error, run_cli
 

@@ -15,16 +15,11 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette._errors import CassetteConfigError, CorruptCassetteError, TruncatedCassetteError
-from cassette._store import (
-    GZIP_MAGIC,
-    CompressedDataError,
-    gunzip,
-    gzip_bytes,
-    load_cassette,
-)
 from cassette.cli import main
-from cassette.devserver import DevServer
+from cassette.core.compression import GZIP_MAGIC, CompressedDataError, gunzip, gzip_bytes
+from cassette.errors import CassetteConfigError, CorruptCassetteError, TruncatedCassetteError
+from cassette.store.cassettes import load_cassette
+from cassette.testing.devserver import DevServer
 from tests.cli_helpers import one_line_error, run_cli
 from tests.test_hooks import OPENAI_KEY, git, init_repo
 
@@ -96,7 +91,7 @@ def test_the_config_turns_compression_on_and_a_bad_value_is_a_config_error(opena
     _record(openai_client, "d.json", compress=False)  # the argument beats the config
     assert Path("d.json").read_bytes()[:1] == b"{"
 
-    from cassette._config import clear_config_cache
+    from cassette.config import clear_config_cache
 
     Path("pyproject.toml").write_text('[tool.cassette]\ncompress = "yes"\n')
     clear_config_cache()

@@ -12,10 +12,10 @@ import hypothesis
 import openai
 import pytest
 
-from cassette._config import _TYPES, parse_config
-from cassette._errors import CassetteConfigError
-from cassette._hygiene import parse_age
-from cassette.devserver import DevServer
+from cassette.config import _TYPES, parse_config
+from cassette.errors import CassetteConfigError
+from cassette.maintenance.hygiene import parse_age
+from cassette.testing.devserver import DevServer
 
 # Modules an in-process pytest run would otherwise re-import (see tests/test_pytest_plugin.py).
 assert httpx2 and openai and hypothesis

@@ -14,7 +14,7 @@ from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletion
 
 import cassette
-from cassette.devserver import DevServer
+from cassette.testing.devserver import DevServer
 from tests import agent_helpers
 from tests.agent_helpers import run_agent
 
@@ -339,7 +339,7 @@ def test_without_a_session_calls_pass_straight_through(devserver: DevServer) -> 
 def test_normaliser_plugin_makes_a_volatile_field_match(devserver: DevServer) -> None:
     import re
 
-    from cassette._plugins import get_plugin_manager
+    from cassette.plugins.manager import get_plugin_manager
 
     class DropDates:
         @cassette.hookimpl

@@ -19,7 +19,7 @@ from anthropic import Anthropic, AsyncAnthropic
 from openai import AsyncOpenAI, OpenAI
 from pydantic import BaseModel
 
-from cassette.devserver import DevServer
+from cassette.testing.devserver import DevServer
 
 CLAUDE = "claude-sonnet-4-6"
 ORDER_TOOL: Any = {

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cassette.devserver import DevServer
+from cassette.testing.devserver import DevServer
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"<!-- test: (run|record-replay) -->\s*\n```python\n(.*?)```", re.S)

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette._drift import compare_cassettes, compare_outputs, compare_text, extract
 from cassette.cli import main
-from cassette.devserver import DevServer
+from cassette.review.drift import compare_cassettes, compare_outputs, compare_text, extract
+from cassette.testing.devserver import DevServer
 
 CAPITAL = "What is the capital of France?"
 REFUND = "I was charged twice for order A123"
@@ -115,7 +115,7 @@ def test_two_recordings_are_told_apart_volatile_only_reworded_and_tools() -> Non
     assert same[0].category == "volatile-only"
     assert "id" in same[0].fields or "created" in same[0].reason  # only ids and timestamps moved
     assert all(i.category == "volatile-only" for i in same.values())
-    assert cassette._drift.diff_cassettes(base, cassette.load_cassette("same.json")) == []
+    assert cassette.review.drift.diff_cassettes(base, cassette.load_cassette("same.json")) == []
 
     reworded = by_label(compare_cassettes(base, cassette.load_cassette("reworded.json")))
     assert reworded[0].category == "reworded"
@@ -477,7 +477,7 @@ def test_a_tools_change_says_which_side_in_every_format(
 
 def test_a_drift_item_repr_is_short() -> None:
     _tools_variant("response")
-    from cassette._drift import compare_cassettes
+    from cassette.review.drift import compare_cassettes
 
     old = cassette.load_cassette("tests/cassettes/triage.json")
     [item] = compare_cassettes(old, cassette.load_cassette("tests/cassettes/triage.pending.json"))

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette._secrets import default_rules, redact_text
-from cassette._store import BlobStore
 from cassette.cli import main
-from cassette.devserver import DevServer
+from cassette.secrets.engine import default_rules, redact_text
+from cassette.store.blobs import BlobStore
+from cassette.testing.devserver import DevServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTE = "tests/cassettes/triage.json"
@@ -195,7 +195,7 @@ def test_an_allow_listed_fingerprint_passes(repo: Path, capsys: pytest.CaptureFi
     fingerprint = json.loads(capsys.readouterr().out)[0]["fingerprint"]
     with open("pyproject.toml", "a") as fh:
         fh.write(f'\n[tool.cassette]\nsecrets_allow = ["{fingerprint}"]\n')
-    from cassette._config import clear_config_cache
+    from cassette.config import clear_config_cache
 
     clear_config_cache()
     assert main(["scan", "--staged"]) == 0
@@ -443,7 +443,7 @@ def test_payloads_in_a_store_configured_outside_the_cassette_dir_are_scanned(
     init_repo()
     with open("pyproject.toml", "a") as fh:
         fh.write('\n[tool.cassette]\nstore = "tests/payloads"\n')
-    from cassette._config import clear_config_cache
+    from cassette.config import clear_config_cache
 
     clear_config_cache()
 

@@ -17,8 +17,8 @@ from vcr.serializers import jsonserializer, yamlserializer
 
 import cassette
 from cassette.cli import main
-from cassette.devserver import DevServer
 from cassette.importers import CassetteImportError, import_cendor, import_vcr
+from cassette.testing.devserver import DevServer
 
 DEAD = "http://127.0.0.1:9"  # nothing listens: replay must not need the network
 QUESTION = [{"role": "user", "content": "My card was charged twice"}]

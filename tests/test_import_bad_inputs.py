@@ -21,10 +21,10 @@ from vcr.serializers import yamlserializer
 
 import cassette
 from cassette import CassetteError
-from cassette._errors import CassetteIOError
 from cassette.cli import main
-from cassette.devserver import DevServer
+from cassette.errors import CassetteIOError
 from cassette.importers import CassetteImportError, import_vcr
+from cassette.testing.devserver import DevServer
 
 QUESTION = [{"role": "user", "content": "My card was charged twice"}]
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4

@@ -18,7 +18,7 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette._transport import body_bytes, body_record
+from cassette.seam.transport import body_bytes, body_record
 
 VALUE: dict[str, Any] = {
     "id": "chatcmpl-1",

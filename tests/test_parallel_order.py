@@ -18,8 +18,8 @@ import pytest
 from openai import AsyncOpenAI, OpenAI
 
 import cassette
-from cassette._netguard import block_network
-from cassette.devserver import DevServer
+from cassette.seam.netguard import block_network
+from cassette.testing.devserver import DevServer
 
 DEAD = "http://127.0.0.1:9/v1"  # replay never connects
 
@@ -155,7 +155,7 @@ def test_a_call_nested_in_a_tool_is_not_parallel(tmp_path: Path) -> None:
 
 async def test_a_re_recording_whose_parallel_calls_came_in_another_order_has_no_drift(tmp_path: Path) -> None:
     """Before: the moved calls were paired with their neighbours and reported as changed requests."""
-    from cassette._drift import diff_cassettes
+    from cassette.review.drift import diff_cassettes
 
     path = tmp_path / "agent.json"
     with DevServer() as srv:

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette._errors import CassetteWarning
-from cassette._promote import PromoteError, list_runs
 from cassette.cli import main
-from cassette.devserver import DevServer
+from cassette.errors import CassetteWarning
+from cassette.maintenance.promote import PromoteError, list_runs
+from cassette.testing.devserver import DevServer
 
 TOOLS = [
     {

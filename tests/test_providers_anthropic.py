@@ -16,7 +16,7 @@ from anthropic import Anthropic, AsyncAnthropic
 from pydantic import BaseModel
 
 import cassette
-from cassette.devserver import DevServer
+from cassette.testing.devserver import DevServer
 
 MODEL = "claude-haiku-5-5"
 USER: list[Any] = [{"role": "user", "content": "I was charged twice for order A1001"}]

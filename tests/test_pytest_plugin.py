@@ -16,9 +16,9 @@ import openai
 import pytest
 
 import cassette
-from cassette._netguard import NetworkBlockedError, block_network
-from cassette.devserver import DevServer
 from cassette.pytest_plugin import safe_name
+from cassette.seam.netguard import NetworkBlockedError, block_network
+from cassette.testing.devserver import DevServer
 
 # In-process pytester runs drop the modules they imported. The SDKs must outlive them, because the seam
 # caches its transport classes per module (a re-imported httpx2 has new classes); hypothesis, whose pytest
@@ -672,7 +672,7 @@ def test_expired_cassettes(suite: pytest.Pytester, devserver: DevServer, action:
 def test_cassette_age_comes_from_the_last_commit_unless_edited_since(tmp_path: Path) -> None:
     from dulwich import porcelain
 
-    from cassette._hygiene import cassette_age
+    from cassette.maintenance.hygiene import cassette_age
 
     repo = porcelain.init(str(tmp_path))
     manifest = tmp_path / "tests" / "cassettes" / "triage.json"
@@ -780,7 +780,7 @@ def test_doc_pytest_examples_record_then_replay(
 
 
 def test_doc_config_examples_parse_and_the_table_lists_every_key(tmp_path: Path) -> None:
-    from cassette._config import _TYPES, parse_config
+    from cassette.config import _TYPES, parse_config
 
     blocks = doc_blocks("pyproject", "toml")
     assert blocks

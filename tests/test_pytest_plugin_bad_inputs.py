@@ -451,7 +451,7 @@ def test_b_one_call():
 def test_an_in_process_run_does_not_add_to_the_enclosing_runs_counts(suite: pytest.Pytester) -> None:
     # before: a pytester run's sessions (its misses too) were added to the enclosing run's counts,
     # so the outer summary printed replays and a red "missed" line that were not its own
-    from cassette._session import run_stats
+    from cassette.seam.session import run_stats
 
     suite.makepyfile(test_inner=HEADER + "\n@pytest.mark.cassette\ndef test_a():\n    lookup('A-1')\n")
     suite.runpytest().assert_outcomes(passed=1)

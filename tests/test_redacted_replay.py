@@ -16,7 +16,7 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette.devserver import DevServer
+from cassette.testing.devserver import DevServer
 
 TOKEN = "a8f5f167f44f4964e6c998dee827110c"  # what a session token looks like: the redactor takes it
 

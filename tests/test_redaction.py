@@ -11,7 +11,7 @@ import httpx2
 from openai import OpenAI
 
 import cassette
-from cassette.devserver import DevServer
+from cassette.testing.devserver import DevServer
 
 CASSETTE = "tests/cassettes/secret.json"
 OPENAI_KEY = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5q" + "T3BlbkFJ" + "Zz8yXw7vUt6sRq5pOn4m"

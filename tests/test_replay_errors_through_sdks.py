@@ -20,7 +20,7 @@ from anthropic import Anthropic, AsyncAnthropic
 from openai import OpenAI
 
 import cassette
-from cassette.devserver import DevServer
+from cassette.testing.devserver import DevServer
 
 SYSTEM = "You are a support agent for a hardware shop. " * 40  # long enough to be a blob
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from cassette import hookimpl
-from cassette._model import HttpRequest
-from cassette._plugins import get_plugin_manager, normalize_http
-from cassette._store import holds_refs
+from cassette.core.model import HttpRequest
+from cassette.plugins.manager import get_plugin_manager, normalize_http
+from cassette.store.refs import holds_refs
 
 CHAT = HttpRequest(
     "POST",
@@ -154,7 +154,7 @@ def test_a_request_off_the_wire_reads_as_a_plain_one(lib: str) -> None:
     pairs some other way)."""
     import importlib
 
-    from cassette._transport import _raw_request
+    from cassette.seam.transport import _raw_request
 
     wire = importlib.import_module(lib).Request(
         "POST",
@@ -248,7 +248,8 @@ def test_no_request_is_claimed_by_both_built_in_model_providers(anthropic_header
     """OpenAI's provider is asked before Anthropic's (most traffic is OpenAI-shaped); the order
     is free only because no request is one both recognise: every endpoint of each, as either SDK
     sends it (Anthropic's carries ``anthropic-version``)."""
-    from cassette.plugins import provider_anthropic, provider_openai
+    from cassette.plugins.providers import anthropic as provider_anthropic
+    from cassette.plugins.providers import openai as provider_openai
 
     paths = [f"/v1/{suffix}" for suffix in provider_openai._ENDPOINTS]
     paths += [f"/openai/deployments/d/{suffix}" for suffix in provider_openai._ENDPOINTS]
@@ -265,8 +266,8 @@ def test_no_request_is_claimed_by_both_built_in_model_providers(anthropic_header
         claimed += any(a is not None for a in answers)
     assert claimed >= len(provider_anthropic._ENDPOINTS)  # the loop did look at claimed requests
     names = [i.plugin_name for i in get_plugin_manager().hook.cassette_http_request.get_hookimpls()]
-    assert names.index("cassette.plugins.provider_openai") > names.index(
-        "cassette.plugins.provider_anthropic"
+    assert names.index("cassette.plugins.providers.openai") > names.index(
+        "cassette.plugins.providers.anthropic"
     )
 
 
@@ -276,7 +277,7 @@ def test_no_request_is_claimed_by_both_built_in_model_providers(anthropic_header
 def test_llm_request_drops_the_noise_however_a_plugin_gives_it(noise: Any) -> None:
     """A provider plugin may pass its noise names as a frozenset (as documented), a set, a list or
     a tuple: each drops the same fields, and the caller's body is left as it was."""
-    from cassette.plugins._http import llm_request
+    from cassette.plugins.providers.wire import llm_request
 
     body = {"model": "m", "user": "u1", "messages": []}
     out = llm_request("acme", "generate", body, noise)

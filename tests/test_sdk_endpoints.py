@@ -16,8 +16,10 @@ from anthropic import Anthropic
 from openai import AsyncOpenAI, OpenAI
 
 import cassette
-from cassette._store import atomic_write, manifest_json, request_key
-from cassette.devserver import DevServer
+from cassette.core.canonical import request_key
+from cassette.core.layout import manifest_json
+from cassette.store.files import atomic_write
+from cassette.testing.devserver import DevServer
 
 CASSETTE = "cassettes/models.json"
 ELSEWHERE = "http://127.0.0.1:9/v1"  # nothing listens there: replay never connects

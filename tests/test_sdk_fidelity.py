@@ -22,8 +22,8 @@ from openai import AsyncOpenAI, OpenAI
 from pydantic import BaseModel
 
 import cassette
-from cassette._netguard import block_network
-from cassette.devserver import DevServer
+from cassette.seam.netguard import block_network
+from cassette.testing.devserver import DevServer
 
 USER: list[Any] = [{"role": "user", "content": "I was charged twice for order A1001"}]
 DEAD_OPENAI = "http://127.0.0.1:9/v1"  # replay never connects: the guard below would fail it

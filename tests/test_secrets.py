@@ -23,10 +23,17 @@ import pluggy
 import pytest
 
 from cassette import hookspecs
-from cassette._errors import CassetteConfigError
-from cassette._secrets import Finding, Scanner, SecretRule, default_rules, redact_text, rules_from_plugins
+from cassette.errors import CassetteConfigError
 from cassette.hookspecs import hookimpl
 from cassette.plugins import secret_rules
+from cassette.secrets.engine import (
+    Finding,
+    Scanner,
+    SecretRule,
+    default_rules,
+    redact_text,
+    rules_from_plugins,
+)
 from tests.secret_helpers import ALNUM, random_key
 
 RNG = random.Random(20261130)

@@ -36,10 +36,10 @@ import orjson
 import pytest
 
 import cassette
-from cassette._secrets import Scanner, default_rules, fingerprint, redact_text
-from cassette._store import BlobStore
 from cassette.cli import main
 from cassette.plugins.secret_rules import _placeholder
+from cassette.secrets.engine import Scanner, default_rules, fingerprint, redact_text
+from cassette.store.blobs import BlobStore
 from tests.secret_helpers import ALNUM, random_key
 
 RNG = random.Random(20261202)
@@ -450,7 +450,7 @@ def _chunk(content: str, logprobs: bool = False) -> str:
 def _streamed_cassette(key: str, start_in_blob: bool = False) -> tuple[Path, Path]:
     """A cassette whose streamed response carries ``key`` in three deltas, the middle one (or, with
     ``start_in_blob``, the first) an event large enough for the writer to move to the blob store."""
-    from cassette._store import dehydrate
+    from cassette.store.refs import dehydrate
 
     cut = (12, 24) if not start_in_blob else (8, 20)
     text = f"Stored {key} for you." if not start_in_blob else f"{key} for you."
@@ -529,7 +529,7 @@ def test_the_staged_scan_joins_a_blob_stored_event(capsys: pytest.CaptureFixture
 
 def test_a_key_split_over_events_that_are_all_in_the_blob_store_is_found() -> None:
     # log probabilities on every chunk: each event is large, the manifest holds references only
-    from cassette._store import dehydrate
+    from cassette.store.refs import dehydrate
 
     key = f"ghp_{rs(36)}"
     text = f"Your token is {key}, keep it."

@@ -23,8 +23,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from cassette._secrets import Finding, Scanner, SecretRule, default_rules, redact_text
 from cassette.cli import main
+from cassette.secrets.engine import Finding, Scanner, SecretRule, default_rules, redact_text
 from tests.secret_helpers import ALNUM, random_key
 from tests.test_secrets import SAMPLES, Sample
 

@@ -10,14 +10,15 @@ from typing import Any
 import pytest
 
 from cassette import hookimpl
-from cassette._errors import (
+from cassette.errors import (
     CassetteConfigError,
     CassetteError,
     SemanticBackendError,
     UnknownSemanticBackendError,
 )
-from cassette._plugins import get_plugin_manager
-from cassette._semantic import (
+from cassette.plugins.manager import get_plugin_manager
+from cassette.plugins.semantic_lexical import LEXICAL, analyse, guard, stem
+from cassette.review.semantic import (
     MatchResult,
     SemanticBackend,
     available_backends,
@@ -25,7 +26,6 @@ from cassette._semantic import (
     get_backend,
     semantic_match,
 )
-from cassette.plugins.semantic_lexical import LEXICAL, analyse, guard, stem
 
 LONG_ANSWER = (
     "Thanks for reaching out, and I'm sorry the blender arrived damaged. "
@@ -351,7 +351,7 @@ def test_analysis_is_cached_and_pure() -> None:
 
 def test_importing_cassette_loads_no_model() -> None:
     code = (
-        "import sys, logging, cassette._semantic, cassette.plugins.semantic_embeddings\n"
+        "import sys, logging, cassette.review.semantic, cassette.plugins.semantic_embeddings\n"
         "assert 'model2vec' not in sys.modules and 'wordllama' not in sys.modules, sys.modules.keys()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -456,8 +456,8 @@ def test_embedding_windows_stay_within_clauses() -> None:
 def test_the_devservers_rewordings_keep_their_facts() -> None:
     # drift tests rerecord against the devserver: a "rewording" that changes a number or flips a
     # negation would be reported as a real regression
-    from cassette._drift import compare_text
-    from cassette.devserver import RULES
+    from cassette.review.drift import compare_text
+    from cassette.testing.devserver import RULES
 
     for rule in RULES:
         for old in rule.answers:

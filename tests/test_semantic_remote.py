@@ -8,8 +8,8 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette.devserver import DevServer
 from cassette.plugins import semantic_remote
+from cassette.testing.devserver import DevServer
 
 CASSETTE = "tests/cassettes/judge.json"
 ANSWER = "Sorry about the double charge. I have issued a refund of $20 to your card."

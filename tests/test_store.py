@@ -11,8 +11,8 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette._store import BlobStore, git_blob_id
-from cassette.devserver import DevServer
+from cassette.store.blobs import BlobStore, git_blob_id
+from cassette.testing.devserver import DevServer
 
 CASSETTE = "tests/cassettes/run.json"
 LONG = "You are a careful support agent. " * 40
@@ -84,8 +84,8 @@ def test_hydrated_replay_reads_blobs_back(devserver: DevServer) -> None:
 
 
 def test_user_data_that_looks_like_a_blob_reference_round_trips(tmp_path: Path) -> None:
-    from cassette._model import Cassette, Interaction
-    from cassette._store import save_cassette
+    from cassette.core.model import Cassette, Interaction
+    from cassette.store.cassettes import save_cassette
 
     path = tmp_path / "c.json"
     weird = {"result": {"$blob": "not-a-ref", "other": 1}}
@@ -230,7 +230,7 @@ def test_chained_history_replays_and_a_broken_chain_is_a_clear_error(devserver: 
 def test_sha256_hex_is_sha256_whatever_the_size(size: int) -> None:
     import hashlib
 
-    from cassette._store import sha256_hex
+    from cassette.core.canonical import sha256_hex
 
     data = bytes(range(256)) * (size // 256) + bytes(size % 256)
     assert sha256_hex(data) == hashlib.sha256(data).hexdigest()

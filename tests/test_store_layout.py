@@ -11,15 +11,12 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette._store import (
-    MANIFEST_WIDTH,
-    BlobStore,
-    _chain,
-    load_cassette,
-    manifest_json,
-    pretty_json,
-)
-from cassette.devserver import DevServer
+from cassette.core.canonical import pretty_json
+from cassette.core.layout import MANIFEST_WIDTH, manifest_json
+from cassette.store.blobs import BlobStore
+from cassette.store.cassettes import load_cassette
+from cassette.store.refs import _chain
+from cassette.testing.devserver import DevServer
 
 CASSETTE = "tests/cassettes/run.json"
 SYSTEM = "You are a careful support agent for an outdoor-gear shop. " * 12
@@ -356,7 +353,7 @@ def test_the_response_text_check_never_misses_a_reference(devserver: DevServer) 
         recorded = [_echo("short"), _echo("long " * 2000), _echo("x" * 3)]
     full = load_cassette(path)
     lazy = load_cassette(path, lazy=True)
-    from cassette._store import holds_refs
+    from cassette.store.refs import holds_refs
 
     flags = [holds_refs(i.response) for i in full.interactions]
     assert flags == [False, True, False]  # the long answer went to a blob
@@ -382,7 +379,7 @@ _ID = "ab" * 20
 
 
 def _one_call(tmp_path: Path, request: dict[str, Any], response: dict[str, Any]) -> Path:
-    from cassette._store import manifest_json
+    from cassette.core.layout import manifest_json
 
     item = {"key": "0" * 64, "kind": "llm", "request": request, "response": response, "seq": 0}
     path = tmp_path / "one.json"

@@ -117,7 +117,7 @@ def test_without_a_session_the_tool_just_runs() -> None:
 
 
 def test_a_type_gone_from_an_imported_module_comes_back_as_plain_data() -> None:
-    from cassette._tools import _rebuild_error, from_jsonable
+    from cassette.seam.tools import _rebuild_error, from_jsonable
 
     assert from_jsonable({"$dataclass": "tests.test_tools:Gone", "fields": {"a": 1}}) == {"a": 1}
     assert from_jsonable({"$pydantic": "tests.test_tools:Gone", "data": {"a": 1}}) == {"a": 1}

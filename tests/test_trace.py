@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette._errors import CassetteWarning
-from cassette._plugins import get_plugin_manager
-from cassette._store import request_key
-from cassette._trace import TraceError
-from cassette.devserver import DevServer
+from cassette.core.canonical import request_key
+from cassette.errors import CassetteWarning
+from cassette.plugins.manager import get_plugin_manager
+from cassette.seam.trace import TraceError
+from cassette.testing.devserver import DevServer
 
 OPENAI_KEY = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0"
 

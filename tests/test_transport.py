@@ -21,7 +21,7 @@ from anthropic import Anthropic, AsyncAnthropic
 from openai import AsyncAzureOpenAI, AsyncOpenAI, AzureOpenAI, OpenAI
 
 import cassette
-from cassette.devserver import DevServer
+from cassette.testing.devserver import DevServer
 
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "I was charged twice"}]}
 LIBS = {"httpx": httpx, "httpx2": httpx2}
@@ -158,7 +158,7 @@ def test_instrument_returns_a_routed_copy_and_leaves_the_original_alone(make: An
     assert copy.max_retries == 5 and copy.timeout == original.timeout
     assert original._client is http and http._transport is transport and type(transport) is transport_type
     assert copy._client is not http
-    assert type(copy._client._transport).__module__ == "cassette._transport"
+    assert type(copy._client._transport).__module__ == "cassette.seam.transport"
     assert copy._client._transport._wrapped is transport  # the caller's connection pool and settings
 
 

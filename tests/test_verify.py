@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette._store import BlobStore, canonical_json
-from cassette._verify import verify_paths, verify_staged
 from cassette.cli import main
+from cassette.core.canonical import canonical_json
+from cassette.maintenance.verify import verify_paths, verify_staged
+from cassette.store.blobs import BlobStore
 
 CASSETTE = Path("tests/cassettes/triage.json")
 STORE = Path("tests/cassettes/.blobs")

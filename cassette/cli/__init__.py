@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
-from cassette._errors import CassetteError
+from cassette.errors import CassetteError
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1

@@ -6,9 +6,16 @@ import argparse
 import os
 from pathlib import Path
 
-from cassette._config import load_config, resolve_path
-from cassette._errors import CassetteError
-from cassette._hygiene import PENDING_SUFFIX, blob_use, cassette_dir, cassette_files, read_manifest, store_for
+from cassette.config import load_config, resolve_path
+from cassette.errors import CassetteError
+from cassette.maintenance.hygiene import (
+    PENDING_SUFFIX,
+    blob_use,
+    cassette_dir,
+    cassette_files,
+    read_manifest,
+    store_for,
+)
 
 HELP = "replace cassettes by their reviewed *.pending.json re-recordings (whole cassette dir, or by path)"
 
@@ -52,7 +59,7 @@ def pending_for(path: Path) -> list[Path]:
 
 def _not_a_file(path: Path) -> None:
     """Raise for a path that exists but is no regular file (a FIFO, a socket, a directory...)."""
-    from cassette._store import file_kind
+    from cassette.store.files import file_kind
 
     try:
         mode = path.stat().st_mode

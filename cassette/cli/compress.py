@@ -13,9 +13,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cassette._config import Config, load_config
-from cassette._errors import CassetteError
-from cassette._hygiene import cassette_dir, cassette_files, format_size, store_for
+from cassette.config import Config, load_config
+from cassette.errors import CassetteError
+from cassette.maintenance.hygiene import cassette_dir, cassette_files, format_size, store_for
 
 HELP = "rewrite cassettes gzip-compressed (or --readable: as readable JSON) without re-recording"
 
@@ -34,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _hydrated(path: Path, store: Path) -> Any:
-    from cassette._model import Cassette
-    from cassette._store import load_cassette
+    from cassette.core.model import Cassette
+    from cassette.store.cassettes import load_cassette
 
     recorded = load_cassette(path, store)
     return Cassette(
@@ -56,7 +56,11 @@ def convert(path: Path, *, compress: bool, config: Config) -> tuple[int, int]:
 
         convert(Path("tests/cassettes/triage.json"), compress=True, config=load_config())
     """
-    from cassette._store import BlobStore, atomic_write, gzip_bytes, manifest_bytes, parse_manifest
+    from cassette.core.compression import gzip_bytes
+    from cassette.store.blobs import BlobStore
+    from cassette.store.cassettes import manifest_bytes
+    from cassette.store.files import atomic_write
+    from cassette.store.manifest import parse_manifest
 
     store = store_for(path, config)
     before = path.stat().st_size
@@ -77,7 +81,8 @@ def convert(path: Path, *, compress: bool, config: Config) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cassette._store import is_compressed, read_regular
+    from cassette.core.compression import is_compressed
+    from cassette.store.files import read_regular
 
     compress = not args.readable
     config = load_config()

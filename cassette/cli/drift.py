@@ -39,8 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _in_git_repo() -> bool:
-    from cassette._errors import CassetteError
-    from cassette.hooks._snapshot import open_repo
+    from cassette.errors import CassetteError
+    from cassette.git.snapshot import open_repo
 
     try:
         open_repo()
@@ -50,7 +50,7 @@ def _in_git_repo() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cassette._config import load_config
+    from cassette.config import load_config
     from cassette.hooks.drift import (
         drift_pending,
         drift_revs,

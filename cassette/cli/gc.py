@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cassette._config import Config, load_config, resolve_path
-from cassette._errors import CassetteError, CassetteNotFoundError
-from cassette._hygiene import (
+from cassette.config import Config, load_config, resolve_path
+from cassette.errors import CassetteError, CassetteNotFoundError
+from cassette.maintenance.hygiene import (
     apply_gc,
     blob_use,
     cassette_dir,
@@ -67,8 +67,8 @@ def _references_elsewhere(root: Path, store: Path, config: Config) -> tuple[set[
     Under the cassette dir every ``*.json`` is a cassette, so an unreadable one stops gc (its
     references are unknown); elsewhere in the project only files shaped like a cassette count.
     """
-    from cassette._store import read_regular
-    from cassette.hooks._snapshot import looks_like_manifest
+    from cassette.git.snapshot import looks_like_manifest
+    from cassette.store.files import read_regular
 
     root = resolve_path(root)
     cassette_root = config.cassette_root()

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cassette._errors import CassetteError
+from cassette.errors import CassetteError
 from cassette.importers import CassetteImportError, ImportReport, import_cendor, import_vcr
 
 HELP = (

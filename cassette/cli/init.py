@@ -15,9 +15,9 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from cassette._config import parse_config, resolve_path
-from cassette._errors import CassetteConfigError, CassetteError
-from cassette._store import atomic_write
+from cassette.config import parse_config, resolve_path
+from cassette.errors import CassetteConfigError, CassetteError
+from cassette.store.files import atomic_write
 
 HELP = "set up a project: [tool.cassette] in pyproject.toml, pre-commit hooks, .gitattributes (idempotent)"
 

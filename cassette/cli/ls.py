@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cassette._config import load_config
-from cassette._errors import CassetteError
-from cassette._hygiene import (
+from cassette.config import load_config
+from cassette.errors import CassetteError
+from cassette.maintenance.hygiene import (
     blob_use,
     cassette_dir,
     cassette_files,

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from cassette._config import clear_config_cache, load_config
+from cassette.config import clear_config_cache, load_config
 
 HELP = "list loaded plugins (built-in, entry point `cassette`, [tool.cassette] plugins) and their hooks"
 
@@ -20,10 +20,10 @@ def loaded_plugins() -> list[dict[str, Any]]:
 
     Example::
 
-        [p["name"] for p in loaded_plugins()][:1]  # ["cassette.plugins.provider_openai"]
+        [p["name"] for p in loaded_plugins()][:1]  # ["cassette.plugins.providers.openai"]
     """
-    from cassette._plugins import get_plugin_manager, reset_plugin_manager
     from cassette.plugins import BUILTIN
+    from cassette.plugins.manager import get_plugin_manager, reset_plugin_manager
 
     clear_config_cache()
     reset_plugin_manager()  # read this project's config and the installed entry points afresh

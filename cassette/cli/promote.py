@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from cassette._model import Interaction
-from cassette._promote import PromoteError, list_runs, promote
+from cassette.core.model import Interaction
+from cassette.maintenance.promote import PromoteError, list_runs, promote
 
 HELP = "turn one run of a production trace (or a cendor / OpenAI log) into a cassette and a pytest file"
 

@@ -26,9 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cassette._config import load_config
-    from cassette._errors import CassetteNotFoundError
-    from cassette._store import json_text
+    from cassette.config import load_config
+    from cassette.core.canonical import json_text
+    from cassette.errors import CassetteNotFoundError
     from cassette.hooks.scan import render_text, scan_paths, scan_staged
 
     if args.staged and args.paths:

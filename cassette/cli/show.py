@@ -10,11 +10,11 @@ from typing import Any
 
 import orjson
 
-from cassette._config import load_config, resolve_path
-from cassette._errors import CassetteError, CassetteNotFoundError, CassetteShapeError
-from cassette._hygiene import store_for
-from cassette._store import load_cassette
-from cassette._usage import tokens_of
+from cassette.config import load_config, resolve_path
+from cassette.errors import CassetteError, CassetteNotFoundError, CassetteShapeError
+from cassette.maintenance.hygiene import store_for
+from cassette.review.usage import tokens_of
+from cassette.store.cassettes import load_cassette
 
 HELP = "print a cassette as a timeline: seq, kind, model or tool, request and response excerpts, tokens"
 

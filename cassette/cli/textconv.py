@@ -14,9 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cassette._errors import CassetteIOError, CassetteNotFoundError
-    from cassette._store import NotRegularFileError, not_regular_error
+    from cassette.errors import CassetteIOError, CassetteNotFoundError
     from cassette.hooks.textconv import render
+    from cassette.store.files import NotRegularFileError, not_regular_error
 
     try:  # a FIFO or a device (/dev/zero) is refused, not waited on or read forever
         data = render(args.file)

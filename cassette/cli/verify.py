@@ -22,8 +22,8 @@ def _check_inputs(paths: list[str]) -> None:
     """A named path that is missing or unreadable is an input error (exit 2), not a finding (exit 1)."""
     import stat
 
-    from cassette._errors import CassetteIOError, CassetteNotFoundError
-    from cassette._store import NotRegularFileError, file_kind, not_regular_reason
+    from cassette.errors import CassetteIOError, CassetteNotFoundError
+    from cassette.store.files import NotRegularFileError, file_kind, not_regular_reason
 
     for raw in paths:
         path = Path(raw)
@@ -45,8 +45,8 @@ def _check_inputs(paths: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cassette._config import load_config
-    from cassette._verify import verify_paths, verify_staged
+    from cassette.config import load_config
+    from cassette.maintenance.verify import verify_paths, verify_staged
 
     if args.staged and args.paths:
         print("cassette verify: pass either --staged or paths, not both.", file=sys.stderr)
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     report = verify_staged() if args.staged else verify_paths(args.paths or [str(default)])
     if args.format == "json":
-        from cassette._store import json_text
+        from cassette.core.canonical import json_text
 
         sys.stdout.write(json_text(report.to_json()))
     elif not report.ok or args.verbose:

@@ -4,7 +4,7 @@ Every check reads what is *staged* from the git index with dulwich (no git
 binary, no ``git diff`` output, which a textconv driver can rewrite):
 
 - :func:`cassette.hooks.scan.scan_staged`: secrets in staged cassettes and blobs;
-- :func:`cassette._verify.verify_staged`: every referenced blob staged and hash-correct;
+- :func:`cassette.maintenance.verify.verify_staged`: every referenced blob staged and hash-correct;
 - :func:`cassette.hooks.drift.drift_staged`: what changed, interaction by interaction.
 
 ``python -m cassette.hooks pre-commit`` runs all three (what ``cassette
@@ -25,11 +25,11 @@ def pre_commit() -> int:
 
         sys.exit(pre_commit())
     """
-    from cassette._errors import CassetteError
-    from cassette._verify import verify_staged
+    from cassette.errors import CassetteError
     from cassette.hooks.drift import drift_staged, render_text
     from cassette.hooks.scan import render_text as render_findings
     from cassette.hooks.scan import scan_staged
+    from cassette.maintenance.verify import verify_staged
 
     code = 0
     try:

@@ -2,7 +2,7 @@
 
 Pairs each changed cassette with its earlier version (staged vs ``HEAD``, one
 revision vs another, or a ``.pending.json`` re-recording vs the committed
-file), classifies every changed interaction with :mod:`cassette._drift`, and
+file), classifies every changed interaction with :mod:`cassette.review.drift`, and
 renders the result for a terminal, a pull-request comment (GitHub-flavoured
 markdown) or a program (JSON).
 """
@@ -16,10 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cassette._drift import CATEGORIES, DESCRIPTIONS, REGRESSIONS, TOOL_SIDES, DriftItem, compare_cassettes
-from cassette._errors import CassetteConfigError, CassetteError
-from cassette._model import Cassette
-from cassette._store import json_text
+from cassette.core.canonical import json_text
+from cassette.core.model import Cassette
+from cassette.errors import CassetteConfigError, CassetteError
+from cassette.review.drift import (
+    CATEGORIES,
+    DESCRIPTIONS,
+    REGRESSIONS,
+    TOOL_SIDES,
+    DriftItem,
+    compare_cassettes,
+)
 
 PENDING_SUFFIX = ".pending.json"
 
@@ -62,7 +69,7 @@ class CassetteDrift:
 
 
 def _tokens(cassette: Cassette | None) -> int:
-    from cassette._usage import tokens_of
+    from cassette.review.usage import tokens_of
 
     if cassette is None:
         return 0
@@ -128,8 +135,8 @@ def drift_pending(
         for d in drift_pending(["tests/cassettes"]):
             print(d.file, d.counts())
     """
-    from cassette._store import load_cassette
-    from cassette.hooks._snapshot import display_path
+    from cassette.git.snapshot import display_path
+    from cassette.store.cassettes import load_cassette
 
     out: list[CassetteDrift] = []
     for pending in pending_files(paths):
@@ -158,7 +165,7 @@ def _pairs_drift(
     backend: str | None,
 ) -> list[CassetteDrift]:
     """Drift of every cassette among ``pairs``; payloads come from git's objects (or the stores on disk)."""
-    from cassette.hooks._snapshot import (
+    from cassette.git.snapshot import (
         IndexSnapshot,
         blob_path_id,
         blob_store_dirs,
@@ -202,8 +209,8 @@ def drift_staged(
 
         print(render_markdown(drift_staged()))
     """
-    from cassette._git import head_blob, staged_files
-    from cassette.hooks._snapshot import open_repo, read_object, staged_deletions
+    from cassette.git.repo import head_blob, staged_files
+    from cassette.git.snapshot import open_repo, read_object, staged_deletions
 
     repo = open_repo(start)
     staged = {f.path: f for f in staged_files(repo)}
@@ -230,8 +237,8 @@ def drift_revs(
 
         drift_revs("origin/main..HEAD")
     """
-    from cassette._git import changed_between, read_at_rev
-    from cassette.hooks._snapshot import RevSnapshot, open_repo, resolve_commit
+    from cassette.git.repo import changed_between, read_at_rev
+    from cassette.git.snapshot import RevSnapshot, open_repo, resolve_commit
 
     repo = open_repo(start)
     if ".." in spec:
@@ -371,10 +378,10 @@ def _masked(text: str) -> str:
     a PR comment, while the secret scan beside it reports it masked."""
     if not text:
         return text
-    from cassette._secrets import default_rules, redact_text, rules_from_plugins
+    from cassette.secrets.engine import default_rules, redact_text, rules_from_plugins
 
     try:
-        from cassette._plugins import get_plugin_manager
+        from cassette.plugins.manager import get_plugin_manager
 
         rules = rules_from_plugins(get_plugin_manager())
     except CassetteError:  # a broken plugin is reported elsewhere; the built-in rules still mask

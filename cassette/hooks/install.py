@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cassette._config import resolve_path
-from cassette._errors import CassetteError
+from cassette.config import resolve_path
+from cassette.errors import CassetteError
 
 MARKER = "# cassette-hook"
 
@@ -60,7 +60,7 @@ def install_hooks(
         for line in install_hooks(textconv=True):
             print(line)
     """
-    from cassette.hooks._snapshot import open_repo
+    from cassette.git.snapshot import open_repo
 
     repo = open_repo(start)
     done: list[str] = []
@@ -86,7 +86,7 @@ def install_textconv(repo: Any) -> list[str]:
     The attribute line goes into ``.gitattributes`` (commit it so the whole team
     gets it); each clone still needs the driver, which ``install-hooks --textconv`` sets.
     """
-    from cassette._config import load_config
+    from cassette.config import load_config
 
     done: list[str] = []
     command = f"{shlex.quote(sys.executable)} -m cassette.hooks textconv"

@@ -20,9 +20,11 @@ from typing import Any
 
 import orjson
 
-from cassette._config import resolve_path
-from cassette._secrets import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
-from cassette._store import _BLOB_ID, BLOB_DIR_NAME, atomic_write, git_blob_id, loads
+from cassette.config import resolve_path
+from cassette.core.canonical import loads
+from cassette.secrets.engine import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
+from cassette.store.blobs import _BLOB_ID, BLOB_DIR_NAME, git_blob_id
+from cassette.store.files import atomic_write
 
 CACHE_NAME = "cassette-scan-cache"
 CACHE_LIMIT = 200_000
@@ -112,9 +114,9 @@ class ScanCache:
 
 def default_scanner(start: str | os.PathLike[str] | None = None) -> tuple[Scanner, frozenset[str]]:
     """A scanner with every rule from the plugins (no allow-list) and the config's ``secrets_allow``."""
-    from cassette._config import load_config
-    from cassette._plugins import get_plugin_manager
-    from cassette._secrets import rules_from_plugins
+    from cassette.config import load_config
+    from cassette.plugins.manager import get_plugin_manager
+    from cassette.secrets.engine import rules_from_plugins
 
     config = load_config(Path(start) if start is not None else None)
     return Scanner(rules_from_plugins(get_plugin_manager())), frozenset(config.secrets_allow)
@@ -184,9 +186,9 @@ def scan_staged(
         for reported in scan_staged():
             print(reported)  # tests/cassettes/triage.json:14: openai-api-key at …: sk-proj-…Xy12 (…)
     """
-    from cassette._config import load_config
-    from cassette._git import StagedFile, staged_files
-    from cassette.hooks._snapshot import blob_path_id, open_repo
+    from cassette.config import load_config
+    from cassette.git.repo import StagedFile, staged_files
+    from cassette.git.snapshot import blob_path_id, open_repo
 
     repo = open_repo(start)
     root = Path(repo.path)
@@ -197,7 +199,7 @@ def scan_staged(
     cache = (
         ScanCache(Path(repo.controldir()) / CACHE_NAME, rules_version(scanner.rules)) if use_cache else None
     )
-    from cassette.hooks._snapshot import git_blob_reader
+    from cassette.git.snapshot import git_blob_reader
 
     # a streamed event moved to the blob store is read from git's objects (what is staged or
     # committed), else from the store on disk
@@ -262,14 +264,14 @@ def _payload_in(path: str, store_dir: str | None) -> str | None:
 
 
 def _is_manifest_path(path: str) -> bool:
-    from cassette.hooks._snapshot import blob_path_id
+    from cassette.git.snapshot import blob_path_id
 
     return path.endswith(".json") and not blob_path_id(path)
 
 
 def _references(repo: Any, files: dict[str, bytes]) -> dict[str, tuple[str, str]]:
     """blob id → (cassette, JSON path) for the payloads referenced by the staged cassettes in ``files``."""
-    from cassette.hooks._snapshot import blob_refs_with_paths, looks_like_manifest, read_object
+    from cassette.git.snapshot import blob_refs_with_paths, looks_like_manifest, read_object
 
     out: dict[str, tuple[str, str]] = {}
     for path, data in files.items():
@@ -316,7 +318,7 @@ def scan_paths(
         allow = default_allow if allow is None else allow
     cache_path: Path | None = None
     try:
-        from cassette.hooks._snapshot import open_repo
+        from cassette.git.snapshot import open_repo
 
         cache_path = Path(open_repo().controldir()) / CACHE_NAME
     except Exception:  # not in a repository: no cache, same results
@@ -324,7 +326,7 @@ def scan_paths(
     cache = ScanCache(cache_path, rules_version(scanner.rules)) if cache_path is not None else None
     run = _Run(scanner, frozenset(allow or ()), cache)
     out: list[Reported] = []
-    from cassette._store import read_regular
+    from cassette.store.files import read_regular
 
     for file in _files(paths):
         try:  # a FIFO, socket or device met in a directory is skipped: it would block or never end
@@ -338,8 +340,8 @@ def scan_paths(
 
 
 def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    from cassette._errors import CassetteIOError, CassetteNotFoundError
-    from cassette._store import NotRegularFileError, file_kind, not_regular_reason
+    from cassette.errors import CassetteIOError, CassetteNotFoundError
+    from cassette.store.files import NotRegularFileError, file_kind, not_regular_reason
 
     out: list[Path] = []
     for raw in paths:

@@ -18,12 +18,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cassette._errors import CassetteError
-from cassette._store import default_store_for, loads, parse_manifest, pretty_json, read_regular
+from cassette.core.canonical import loads, pretty_json
+from cassette.errors import CassetteError
+from cassette.store.blobs import default_store_for
+from cassette.store.files import read_regular
+from cassette.store.manifest import parse_manifest
 
 
 def _stores(path: Path) -> list[Path]:
-    from cassette._config import load_config
+    from cassette.config import load_config
 
     found: list[Path] = [default_store_for(path)]
     try:
@@ -52,7 +55,7 @@ def render(path: str | os.PathLike[str]) -> bytes:
 
 
 def _render(p: Path, data: bytes) -> bytes:
-    from cassette.hooks._snapshot import hydrate_with, open_repo, read_object
+    from cassette.git.snapshot import hydrate_with, open_repo, read_object
 
     parse_manifest(data, p)
     stores = _stores(p)

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from cassette._config import resolve_path
-from cassette._errors import CassetteIOError
-from cassette._store import loads, request_key
+from cassette.config import resolve_path
+from cassette.core.canonical import loads, request_key
+from cassette.errors import CassetteIOError
 from cassette.importers._common import (
     CassetteImportError,
     Converted,
@@ -92,8 +92,8 @@ def convert_tool(
     request: dict[str, Any], response: Any, response_type: str | None, tools: dict[str, Any]
 ) -> Converted:
     """A cendor tool entry as our ``kind="tool"`` interaction."""
-    from cassette._plugins import normalize
-    from cassette._tools import _request
+    from cassette.plugins.manager import normalize
+    from cassette.seam.tools import _request
 
     name = request.get("name")
     if not isinstance(name, str) or not name:

@@ -10,11 +10,13 @@ from typing import Any
 
 import orjson
 
-from cassette._config import resolve_path
-from cassette._errors import CassetteError, CassetteIOError
-from cassette._model import Cassette, HttpRequest, Interaction
-from cassette._store import default_store_for, request_key, save_cassette
-from cassette._transport import _DROP_RESPONSE_HEADERS, _SSE_BOUNDARY, body_bytes, body_record
+from cassette.config import resolve_path
+from cassette.core.canonical import request_key
+from cassette.core.model import Cassette, HttpRequest, Interaction
+from cassette.errors import CassetteError, CassetteIOError
+from cassette.seam.transport import _DROP_RESPONSE_HEADERS, _SSE_BOUNDARY, body_bytes, body_record
+from cassette.store.blobs import default_store_for
+from cassette.store.cassettes import save_cassette
 
 # Where a converted LLM call is pretended to have gone: only the path and headers decide its kind.
 _URLS = {
@@ -126,7 +128,7 @@ def normalized_call(
     method: str, url: str, headers: list[tuple[str, str]], body: bytes
 ) -> tuple[str, dict[str, Any]]:
     """``(kind, normalised request)`` exactly as the seam computes it for a live call with these bytes."""
-    from cassette._plugins import normalize_http
+    from cassette.plugins.manager import normalize_http
 
     request = HttpRequest(method.upper(), url, tuple((k.lower(), v) for k, v in headers), body)
     return normalize_http(request)
@@ -229,7 +231,7 @@ def redacted_paths(value: Any, needle: str = REDACTED, limit: int = 4) -> list[s
 
 def _store_for(path: Path) -> Path:
     """The blob store a session on ``path`` would use, so an imported cassette shares it."""
-    from cassette._config import load_config
+    from cassette.config import load_config
 
     config = load_config()
     if config.store:
@@ -245,8 +247,8 @@ def save_converted(
     calls: list[Converted], target: str | os.PathLike[str], *, overwrite: bool, error: type[CassetteError]
 ) -> tuple[Path, dict[str, int]]:
     """Write ``calls`` as a cassette at ``target`` (redacted, blobs in the usual store); return kinds."""
-    from cassette._config import load_config
-    from cassette._plugins import redacted, redacted_key
+    from cassette.config import load_config
+    from cassette.plugins.manager import redacted, redacted_key
 
     path = Path(target)
     try:

@@ -34,9 +34,9 @@ from typing import Any
 
 import orjson
 
-from cassette._config import resolve_path
-from cassette._errors import CassetteIOError
-from cassette._store import loads, request_key
+from cassette.config import resolve_path
+from cassette.core.canonical import loads, request_key
+from cassette.errors import CassetteIOError
 from cassette.importers._common import (
     CassetteImportError,
     Converted,

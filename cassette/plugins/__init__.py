@@ -8,9 +8,9 @@ Each module here implements hooks from :mod:`cassette.hookspecs` with
 # OpenAI-compatible server's) are most of the traffic, is asked before Anthropic's. No request
 # is claimed by both, so the order changes nothing else.
 BUILTIN = [
-    "cassette.plugins.provider_anthropic",
-    "cassette.plugins.provider_openai",
-    "cassette.plugins.provider_http",
+    "cassette.plugins.providers.anthropic",
+    "cassette.plugins.providers.openai",
+    "cassette.plugins.providers.http",
     "cassette.plugins.redact_default",
     "cassette.plugins.secret_rules",
     "cassette.plugins.semantic_lexical",

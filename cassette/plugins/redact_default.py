@@ -73,7 +73,7 @@ _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})")
 
 
 def _config_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    from cassette._config import load_config
+    from cassette.config import load_config
 
     cfg = load_config()
     lower = lambda names: frozenset(n.lower() for n in names)  # noqa: E731
@@ -87,13 +87,13 @@ def _config_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
 def _secret_rules() -> Any:
     """The rules of every ``cassette_secret_rules`` plugin (the built-ins if those cannot be had)."""
     try:
-        from cassette._secrets import default_rules
+        from cassette.secrets.engine import default_rules
     except ImportError:  # pragma: no cover - the scanner ships with cassette
         return None
     rules = _RULES.get("rules")
     if rules is None:
-        from cassette._plugins import get_plugin_manager
-        from cassette._secrets import rules_from_plugins
+        from cassette.plugins.manager import get_plugin_manager
+        from cassette.secrets.engine import rules_from_plugins
 
         try:
             rules = rules_from_plugins(get_plugin_manager())
@@ -107,7 +107,7 @@ def _text_rules() -> Any:
     rules = _secret_rules()
     if rules is None:  # pragma: no cover - the scanner ships with cassette
         return None
-    from cassette._secrets import redact_text
+    from cassette.secrets.engine import redact_text
 
     return lambda text: redact_text(text, rules)
 
@@ -119,7 +119,7 @@ def _redact_stream(data: dict[str, Any]) -> None:
     rules = _secret_rules()
     if type(events) is not list or len(events) < 2 or rules is None:
         return
-    from cassette._secrets import redact_stream
+    from cassette.secrets.engine import redact_stream
 
     data["events"] = redact_stream(events, rules)
 
@@ -350,7 +350,7 @@ def _keyword_name(name: Any) -> bool:
     rules = _secret_rules()
     if rules is None or not isinstance(name, str):  # pragma: no cover - the scanner ships with cassette
         return False
-    from cassette._secrets import _engine_for
+    from cassette.secrets.engine import _engine_for
 
     return _engine_for(rules).has_keyword(name)
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 import re
 
-from cassette._secrets import SecretRule, shannon_entropy
 from cassette.hookspecs import hookimpl
 from cassette.plugins.redact_default import numeric_secret
+from cassette.secrets.engine import SecretRule, shannon_entropy
 
 # Not inside a longer token or a base64 run; an escaped \n, \t or \r just before is a boundary.
 _L = r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9_+/-]))"

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cassette._errors import SemanticBackendError
+from cassette.errors import SemanticBackendError
 from cassette.hookspecs import hookimpl
 from cassette.plugins.semantic_lexical import VETO_FACTOR, guard
 

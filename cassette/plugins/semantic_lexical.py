@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 
-from cassette._errors import CassetteConfigError
+from cassette.errors import CassetteConfigError
 from cassette.hookspecs import hookimpl
 
 # A vetoed score keeps its rank among vetoed pairs but stays below any sensible threshold.

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from cassette._errors import SemanticBackendError
+from cassette.errors import SemanticBackendError
 from cassette.hookspecs import hookimpl
 
 JUDGE_PROMPT_VERSION = "cassette-judge-v1"
@@ -84,7 +84,7 @@ def _get_client() -> Any:
         if _client is not None:
             return _client
     import cassette
-    from cassette._session import current_session
+    from cassette.seam.session import current_session
 
     session = current_session()
     key = os.environ.get("OPENAI_API_KEY")
@@ -116,7 +116,7 @@ class JudgeBackend:
     default_threshold = 0.5
 
     def score(self, actual: str, expected: str) -> tuple[float, str]:
-        from cassette._config import load_config
+        from cassette.config import load_config
 
         model = _judge_model or load_config().judge_model
         response = _get_client().chat.completions.create(

@@ -9,8 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cassette._store import TMP_SUFFIX, git_blob_id, hydrate, load_cassette
-from cassette.devserver import DevServer
+from cassette.store.blobs import git_blob_id
+from cassette.store.cassettes import load_cassette
+from cassette.store.files import TMP_SUFFIX
+from cassette.store.refs import hydrate
+from cassette.testing.devserver import DevServer
 
 # Set by conftest.py's pytest_configure (``--soak``); CASSETTE_SOAK=1 works without it.
 SOAK = os.environ.get("CASSETTE_SOAK", "").strip().lower() not in ("", "0", "false", "no")

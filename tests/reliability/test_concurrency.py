@@ -229,7 +229,7 @@ async def test_asyncio_tasks_keep_their_cassettes_apart(tmp_path: Path, counts: 
 @pytest.fixture(autouse=True)
 def _no_stray_sessions() -> Any:
     """Each test starts and ends with no active session (the thread fallback needs exactly one)."""
-    from cassette import _session
+    from cassette.seam import session as _session
 
     assert not _session._active
     yield

@@ -32,7 +32,7 @@ import crash_child  # tests/reliability is on sys.path: pytest's rootdir-less im
 import pytest
 from reliability_support import FastDevServer, check_store, has_module, hydrate_all
 
-from cassette._errors import CassetteError
+from cassette.errors import CassetteError
 
 CHILD = Path(__file__).with_name("crash_child.py")
 SEED = 20261130
@@ -97,8 +97,8 @@ def version_of(path: Path) -> tuple[int, list[str]]:
 
 def verify(path: Path) -> None:
     """`cassette verify` on one cassette (every blob present and hash-correct), then a full hydrate."""
-    if has_module("cassette._verify"):
-        from cassette._verify import verify_paths
+    if has_module("cassette.maintenance.verify"):
+        from cassette.maintenance.verify import verify_paths
 
         report = verify_paths([path])
         assert report.ok and report.files, f"cassette verify failed on {path}: {report.render()}"
@@ -348,7 +348,7 @@ def test_sigkill_never_leaves_a_torn_cassette(crash_run: CrashRun, counts: Any) 
 
 
 def test_stale_temp_files_are_ignored_by_readers(crash_run: CrashRun) -> None:
-    from cassette._store import BlobStore
+    from cassette.store.blobs import BlobStore
 
     temps = [p for p in crash_run.temps() if p.exists()]
     assert temps, "the crash run left no temp file to read around"

@@ -35,8 +35,12 @@ from hypothesis import strategies as st
 from reliability_support import FastDevServer, has_module, soak_mode
 
 import cassette
-from cassette._errors import CassetteError, CassetteShapeError, InvalidBlobRefError, MissingBlobError
-from cassette._store import BlobStore, hydrate, load_cassette, ordered_json, parse_manifest
+from cassette.core.canonical import ordered_json
+from cassette.errors import CassetteError, CassetteShapeError, InvalidBlobRefError, MissingBlobError
+from cassette.store.blobs import BlobStore
+from cassette.store.cassettes import load_cassette
+from cassette.store.manifest import parse_manifest
+from cassette.store.refs import hydrate
 
 # --- guards: no read outside the store, bounded memory -----------------------------------------------
 
@@ -206,8 +210,9 @@ def replay(template: Template, manifest: bytes, workdir: Path) -> list[str]:
     """Replay every call against ``manifest``; the dev server is gone, so nothing can go live."""
     path = workdir / "mutated.json"
     path.write_bytes(manifest)
-    if has_module("cassette._verify"):  # `cassette verify` reads hostile files too: a report, never a crash
-        from cassette._verify import verify_paths
+    # `cassette verify` reads hostile files too: a report, never a crash
+    if has_module("cassette.maintenance.verify"):
+        from cassette.maintenance.verify import verify_paths
 
         verify_paths([path])
     http = seam_client()
@@ -509,7 +514,7 @@ def test_a_gzip_bomb_is_refused_without_holding_what_it_expands_to(tmp_path: Pat
 
 def test_the_secret_scan_of_a_gzip_bomb_reports_it_within_bounded_memory(tmp_path: Path) -> None:
     """Before: the scan inflated it twice up to 1 GiB (and joined the pieces: 2 GiB at its peak)."""
-    from cassette._secrets import Scanner, default_rules
+    from cassette.secrets.engine import Scanner, default_rules
 
     path = _write(tmp_path, _gzip_bomb())
     with memory_cap(768 * 2**20):

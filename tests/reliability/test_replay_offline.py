@@ -30,8 +30,8 @@ import pytest
 from reliability_support import FastDevServer, soak_mode
 
 import cassette
-from cassette._errors import CassetteError, CassetteMiss
-from cassette._netguard import block_network
+from cassette.errors import CassetteError, CassetteMiss
+from cassette.seam.netguard import block_network
 
 # --- an independent witness: every connect / DNS attempt while armed ------------------------------------
 

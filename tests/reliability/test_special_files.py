@@ -29,9 +29,10 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette._errors import CassetteIOError
-from cassette._store import MAX_MANIFEST_BYTES, NotRegularFileError, load_cassette, read_regular
 from cassette.cli import main
+from cassette.errors import CassetteIOError
+from cassette.store.cassettes import load_cassette
+from cassette.store.files import MAX_MANIFEST_BYTES, NotRegularFileError, read_regular
 
 DEADLINE = 20.0  # seconds: each case takes milliseconds; a hang is the bug
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no os.mkfifo on this platform")
@@ -186,7 +187,7 @@ def test_read_regular_checks_the_size_before_reading(tmp_path: Path) -> None:
 def test_a_manifest_over_the_limit_is_a_cassette_io_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import cassette._store as store
+    import cassette.store.files as store
 
     path = tmp_path / "big.json"
     path.write_bytes(_valid_manifest())
@@ -252,8 +253,8 @@ def test_recording_over_a_special_file_is_refused_before_it_runs_and_leaves_it_t
 
 @needs_fifo
 def test_a_special_file_that_appears_before_the_save_is_not_replaced(tmp_path: Path) -> None:
-    from cassette._model import Cassette
-    from cassette._store import save_cassette
+    from cassette.core.model import Cassette
+    from cassette.store.cassettes import save_cassette
 
     path = tmp_path / "f.json"
     os.mkfifo(path)
@@ -405,7 +406,7 @@ def test_a_regular_file_whose_size_says_zero_is_read_to_its_end() -> None:
 
 def test_a_sparse_blob_larger_than_any_cassette_file_is_refused_unread(tmp_path: Path) -> None:
     # a 6 GiB sparse file under a blob's name costs no disk; reading it whole would take the memory
-    from cassette._store import BlobStore
+    from cassette.store.blobs import BlobStore
 
     store = BlobStore(tmp_path / ".blobs")
     blob_id = "ef" * 20

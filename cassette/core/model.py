@@ -1,0 +1,122 @@
+"""The data of a run: an HTTP request as plain data, an `Interaction`, a `Cassette`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+KINDS = ("llm", "tool", "http")
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """An outgoing HTTP request as plain primitives, handed to provider plugins.
+
+    Example::
+
+        HttpRequest("POST", "https://api.openai.com/v1/chat/completions", (), b"{}")
+    """
+
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...]  # names lower-cased, in wire order
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k == name:
+                return v
+        return None
+
+    @property
+    def path(self) -> str:
+        return _url_path(self.url)
+
+
+@lru_cache(maxsize=256)
+def _url_path(url: str) -> str:
+    """The path of ``url``: an agent calls the same few endpoints, and splitting a URL is slow."""
+    return urlsplit(url).path
+
+
+@dataclass
+class Interaction:
+    """One call, recorded: its kind, match key, normalised request and response.
+
+    ``request`` and ``response`` are JSON-able. In a loaded cassette they may
+    still hold ``{"$blob": id}`` references until :meth:`Cassette.hydrate` is
+    applied to them.
+    """
+
+    seq: int
+    kind: str
+    key: str
+    request: dict[str, Any]
+    response: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown manifest fields, kept verbatim
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.extra)
+        out.update(seq=self.seq, kind=self.kind, key=self.key, request=self.request, response=self.response)
+        return out
+
+
+@dataclass
+class Cassette:
+    """An ordered list of interactions plus the file and blob store they live in."""
+
+    path: Path
+    interactions: list[Interaction] = field(default_factory=list)
+    store: Path | None = None
+    meta: dict[str, Any] = field(default_factory=dict)  # unknown top-level fields, kept verbatim
+    blob_cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def match_keys(self) -> list[str]:
+        """Each interaction's match key, in order."""
+        return [i.key for i in self.interactions]
+
+    def item(self, i: int) -> Interaction:
+        """Interaction ``i`` (a cassette opened for replay parses it here, when it is served)."""
+        return self.interactions[i]
+
+    def release(self, i: int) -> None:
+        """Interaction ``i`` was served: a cassette opened for replay drops what it parsed for it."""
+
+    def take(self, i: int) -> Interaction:
+        """Interaction ``i``, being served: `item` then `release`."""
+        inter = self.item(i)
+        self.release(i)
+        return inter
+
+    def redacted_keys(self) -> dict[str, list[int]]:
+        """Redacted match key -> the positions recorded with it, last first (see `redacted_key`)."""
+        out: dict[str, list[int]] = {}
+        for pos in range(len(self.match_keys()) - 1, -1, -1):
+            key = self.item(pos).extra.get("redacted_key")
+            if isinstance(key, str):
+                out.setdefault(key, []).append(pos)
+        return out
+
+    def served_refs(self, i: int, verified: dict[str, int]) -> tuple[bool, bool]:
+        """What serving interaction ``i`` must still do: whether every blob reference in its request
+        is one `check_refs` has checked already (recorded in ``verified``), so the request need not
+        be checked again; and whether its response may hold blob references, so it must be
+        hydrated to be read. Either answer may err the safe way (False, True)."""
+        from cassette.store.refs import holds_refs
+
+        return False, holds_refs(self.item(i).response)
+
+    def hydrate(self, value: Any) -> Any:
+        """Replace blob references in ``value`` by their content (read from the store)."""
+        from cassette.store.refs import hydrate
+
+        return hydrate(value, self)
+
+    def hydrated(self, inter: Interaction) -> Interaction:
+        """A copy of ``inter`` (one of this cassette's) with its request and response hydrated."""
+        request, response = self.hydrate(inter.request), self.hydrate(inter.response)
+        return Interaction(inter.seq, inter.kind, inter.key, request, response, inter.extra)

@@ -1,0 +1,1 @@
+"""The only package that imports dulwich: the index, staged blobs, revisions and snapshots of cassettes."""

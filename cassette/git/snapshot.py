@@ -1,0 +1,488 @@
+"""The files of a repository at one point in time: the index, a commit, or the working tree.
+
+Hooks read staged content from the git *index* with dulwich, never from
+``git diff`` output (which a textconv driver rewrites), and need no git binary.
+Blob-store payloads are addressed by their git blob id, so any payload that was
+ever staged or committed can be read back from git's object database by id.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from cassette.config import resolve_path
+from cassette.core.canonical import loads
+from cassette.core.compression import gunzip, is_compressed
+from cassette.core.model import Cassette
+from cassette.errors import (
+    CassetteError,
+    CassetteShapeError,
+    InvalidBlobRefError,
+    MissingBlobError,
+    TamperedBlobError,
+)
+from cassette.store.blobs import _BLOB_ID, BLOB_DIR_NAME, git_blob_id
+from cassette.store.files import TMP_SUFFIX
+from cassette.store.manifest import parse_manifest
+
+_BLOB_PATH = re.compile(r"(?:^|/)\.blobs/([0-9a-f]{2})/([0-9a-f]{38})$")
+
+
+class NotAGitRepositoryError(CassetteError):
+    """A git-reading command (``--staged``, ``--rev``, ``install-hooks``) ran outside a git work tree."""
+
+
+class UnknownRevisionError(CassetteError):
+    """``--rev`` names a commit, branch or range that the repository does not have."""
+
+
+def open_repo(start: str | os.PathLike[str] | None = None) -> Any:
+    """The dulwich ``Repo`` whose work tree holds ``start`` (default: the working directory).
+
+    Example::
+
+        repo = open_repo()
+        repo.path  # the work tree root
+    """
+    from cassette.git.repo import find_repo
+
+    here = resolve_path(Path(start or Path.cwd()))
+    repo = find_repo(here)
+    if repo is None:
+        raise NotAGitRepositoryError(
+            f"{here} is not inside a git work tree, so there is no index or history to read. "
+            "Run the command inside the repository, or pass file paths instead of --staged/--rev."
+        )
+    return repo
+
+
+def blob_path_id(path: str) -> str | None:
+    """The blob id a blob-store file is named after (``…/.blobs/ab/cdef…`` → ``abcdef…``), or ``None``."""
+    m = _BLOB_PATH.search(path)
+    return m.group(1) + m.group(2) if m else None
+
+
+def display_path(path: str | os.PathLike[str]) -> str:
+    """``path`` relative to the working directory when it is below it (what a person would type)."""
+    try:
+        return resolve_path(Path(path)).relative_to(resolve_path(Path.cwd())).as_posix()
+    except (ValueError, OSError):
+        return os.fspath(path)
+
+
+def is_temp(path: str) -> bool:
+    """An atomic-write temporary file (``.name.<pid>.<hex>.tmp``): never a cassette, never scanned."""
+    return path.endswith(TMP_SUFFIX)
+
+
+class Snapshot:
+    """Files of a repository at one point: ``entries()`` maps repo-relative paths to git blob ids."""
+
+    label = "snapshot"
+
+    def __init__(self, repo: Any) -> None:
+        self.repo = repo
+        self.root = Path(repo.path)
+        self._entries: dict[str, str] | None = None
+
+    def entries(self) -> dict[str, str]:
+        if self._entries is None:
+            self._entries = self._load()
+        return self._entries
+
+    def _load(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of ``path`` in this snapshot, or ``None`` when it has no such file."""
+        sha = self.entries().get(path)
+        if sha is None:
+            return None
+        return read_object(self.repo, sha)
+
+
+class IndexSnapshot(Snapshot):
+    """What ``git commit`` would commit now: the staged files of ``$GIT_INDEX_FILE`` or ``.git/index``.
+
+    Conflicted and intent-to-add (``git add -N``) entries are skipped: neither is committed.
+    """
+
+    label = "index"
+
+    def _load(self) -> dict[str, str]:
+        from dulwich.index import ConflictedIndexEntry
+
+        from cassette.git.repo import is_intent_to_add, open_index
+
+        out: dict[str, str] = {}
+        for path, entry in open_index(self.repo).items():  # $GIT_INDEX_FILE when git set it
+            if isinstance(entry, ConflictedIndexEntry) or is_intent_to_add(entry):
+                continue
+            out[path.decode("utf-8", "surrogateescape")] = entry.sha.decode("ascii")
+        return out
+
+
+class RevSnapshot(Snapshot):
+    """The tree of one commit (``HEAD``, a branch, a tag, ``HEAD~2``, a sha); empty for an unborn HEAD."""
+
+    def __init__(self, repo: Any, rev: str) -> None:
+        super().__init__(repo)
+        self.rev = rev
+        self.label = rev
+        self.tree = _tree_of(repo, rev)
+
+    def _load(self) -> dict[str, str]:
+        from dulwich.object_store import iter_tree_contents
+
+        if self.tree is None:
+            return {}
+        out: dict[str, str] = {}
+        for entry in iter_tree_contents(self.repo.object_store, self.tree):  # type: ignore[arg-type]
+            if entry.mode is None or (entry.mode & 0o170000) != 0o100000:  # regular files only
+                continue
+            out[entry.path.decode("utf-8", "surrogateescape")] = entry.sha.decode("ascii")
+        return out
+
+
+def _tree_of(repo: Any, rev: str) -> bytes | None:
+    if rev == "HEAD":
+        try:
+            repo.head()
+        except KeyError:
+            return None  # no commit yet: everything staged is new
+    tree: bytes = resolve_commit(repo, rev).tree
+    return tree
+
+
+_ANCESTRY = re.compile(r"(?:[~^]\d*)+$")
+
+
+def resolve_commit(repo: Any, rev: str) -> Any:
+    """The commit ``rev`` names: a branch, tag, sha or ``HEAD``, with ``~N`` / ``^N`` suffixes.
+
+    Example::
+
+        resolve_commit(open_repo(), "HEAD~1").id
+    """
+    from dulwich.objectspec import parse_commit
+
+    m = _ANCESTRY.search(rev)
+    base, steps = (rev[: m.start()], m.group(0)) if m and m.start() > 0 else (rev, "")
+    try:
+        commit = parse_commit(repo, base.encode())
+        for op, count in re.findall(r"([~^])(\d*)", steps):
+            n = int(count) if count else 1
+            if op == "~":
+                for _ in range(n):
+                    commit = repo[commit.parents[0]]
+            elif n:
+                commit = repo[commit.parents[n - 1]]
+    except (KeyError, ValueError, IndexError) as exc:
+        # dulwich's KeyError only repeats the name, as bytes (b'nope'): no detail then
+        detail = "" if isinstance(exc, KeyError) else f" ({exc})"
+        if isinstance(exc, IndexError):
+            detail = " (not that many parents)"
+        raise UnknownRevisionError(
+            f"git repository {repo.path} has no commit {rev!r}{detail}. Pass a branch, tag, sha or "
+            "HEAD~N that exists, e.g. --rev origin/main..HEAD.",
+            path=repo.path,
+        ) from None
+    return commit
+
+
+def read_object(repo: Any, sha: str) -> bytes | None:
+    """A blob's bytes from git's object database, or ``None`` when git does not have it."""
+    key = sha.encode("ascii")
+    try:
+        obj = repo.object_store[key]
+    except KeyError:
+        return None
+    data = getattr(obj, "data", None)
+    return data if isinstance(data, bytes) else None
+
+
+def staged_deletions(repo: Any) -> list[str]:
+    """Paths in ``HEAD`` that the index no longer has (``git rm``), sorted."""
+    index = IndexSnapshot(repo).entries()
+    return sorted(p for p in RevSnapshot(repo, "HEAD").entries() if p not in index)
+
+
+# --- cassettes inside a snapshot ------------------------------------------------------------------
+
+
+def looks_like_manifest(path: str, data: bytes | None) -> bool:
+    """A JSON file outside any blob store whose top level has ``version`` and ``interactions``."""
+    if data is None or not path.endswith(".json") or is_temp(path) or f"{BLOB_DIR_NAME}/" in path:
+        return False
+    if is_compressed(data):
+        try:
+            data = gunzip(data)
+        except ValueError:
+            return True  # a damaged compressed cassette: verify reports it
+    head = data.lstrip()[:1]
+    if head != b"{" or b'"interactions"' not in data:
+        return False
+    try:
+        doc = loads(data)
+    except (ValueError, RecursionError):
+        return True  # broken JSON that mentions interactions: a damaged cassette, verify reports it
+    return isinstance(doc, dict) and "interactions" in doc
+
+
+BlobReader = Callable[[str], bytes | None]
+
+
+class SnapshotCassette(Cassette):
+    """A cassette read from git: blob references resolve through a reader (git objects, then disk)."""
+
+    reader: BlobReader | None = None
+
+    def hydrate(self, value: Any) -> Any:
+        reader = self.reader
+        if reader is None:
+            return super().hydrate(value)
+        try:
+            return hydrate_with(value, reader, self.path)
+        except RecursionError:
+            raise CassetteShapeError(
+                f"{self.path}: a recorded value nests too deeply to read. Re-record the cassette.",
+                path=self.path,
+            ) from None
+
+
+def cassette_from_bytes(data: bytes, path: str, reader: BlobReader, store: Path | None = None) -> Cassette:
+    """Parse manifest bytes (from the index or a commit) into a cassette whose blobs come from ``reader``.
+
+    Example::
+
+        c = cassette_from_bytes(snapshot.read(p), p, git_blob_reader(repo))
+        c.hydrate(c.interactions[0].response)
+    """
+    parsed = parse_manifest(data, Path(path), store)
+    out = SnapshotCassette(
+        path=parsed.path, interactions=parsed.interactions, store=parsed.store, meta=parsed.meta
+    )
+    out.reader = reader
+    return out
+
+
+def git_blob_reader(repo: Any, fallback_dirs: tuple[Path, ...] = ()) -> BlobReader:
+    """Read a payload by id from git's objects (staged or committed), else from blob-store directories."""
+
+    def read(blob_id: str) -> bytes | None:
+        data = read_object(repo, blob_id)
+        if data is not None:
+            return data
+        for d in fallback_dirs:
+            candidate = d / blob_id[:2] / blob_id[2:]
+            if candidate.is_file():
+                return candidate.read_bytes()
+        return None
+
+    return read
+
+
+def hydrate_with(
+    value: Any, reader: BlobReader, manifest: Path, depth: int = 0, *, lenient: bool = False
+) -> Any:
+    """Resolve ``{"$blob": id}`` references with ``reader``, verifying each payload against its id.
+
+    ``lenient`` (for display only) puts ``"<missing blob …>"`` where a payload
+    cannot be read instead of raising.
+    """
+    if isinstance(value, list):
+        return [hydrate_with(v, reader, manifest, depth, lenient=lenient) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$blob" in value:
+        blob_id = value["$blob"]
+        if (
+            not isinstance(blob_id, str)
+            or not _BLOB_ID.fullmatch(blob_id)
+            or set(value)
+            - {
+                "$blob",
+                "$json",
+                "$chain",
+            }
+        ):
+            raise InvalidBlobRefError(
+                f"{manifest}: invalid blob reference {str(value)[:80]}. Re-record the cassette.",
+                path=manifest,
+            )
+        if "$chain" in value:
+            from cassette.store.refs import walk_chain
+
+            def read_node(node_id: Any) -> Any:
+                if not isinstance(node_id, str) or not _BLOB_ID.fullmatch(node_id):
+                    raise InvalidBlobRefError(
+                        f"{manifest}: a chain node links to {node_id!r:.80}.", path=manifest
+                    )
+                data = reader(node_id)
+                if data is None:
+                    raise MissingBlobError(
+                        f"{manifest} references chain node {node_id}, which is neither in git nor in the "
+                        "blob store. Stage the blob store (git add the .blobs directory) or re-record it.",
+                        path=manifest,
+                    )
+                if git_blob_id(data) != node_id:
+                    raise TamperedBlobError(
+                        f"{manifest}: blob {node_id} does not match its hash.", path=manifest
+                    )
+                try:
+                    return loads(data)
+                except (ValueError, RecursionError):
+                    raise TamperedBlobError(
+                        f"{manifest}: chain node {node_id} does not parse.", path=manifest
+                    ) from None
+
+            try:
+                items = walk_chain(value, read_node, manifest)
+            except CassetteError:
+                if lenient:
+                    return f"<unreadable chain {blob_id}>"
+                raise
+            return [hydrate_with(item, reader, manifest, depth + 1, lenient=lenient) for item in items]
+        data = reader(blob_id)
+        if data is None and lenient:
+            return f"<missing blob {blob_id}>"
+        if data is None:
+            raise MissingBlobError(
+                f"{manifest} references blob {blob_id}, which is neither in git nor in the blob store. "
+                "Stage the blob store (git add the .blobs directory) or re-record the cassette.",
+                path=manifest,
+            )
+        if git_blob_id(data) != blob_id and not lenient:
+            raise TamperedBlobError(
+                f"{manifest}: blob {blob_id} does not match its hash. Re-record the cassette.", path=manifest
+            )
+        if not value.get("$json"):
+            try:
+                return data.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                if lenient:
+                    return data.decode("utf-8", "replace")
+                raise TamperedBlobError(
+                    f"{manifest}: text blob {blob_id} is not UTF-8. Re-record the cassette.", path=manifest
+                ) from None
+        if depth > 32:
+            raise InvalidBlobRefError(
+                f"{manifest}: blob references nest deeper than 32 levels.", path=manifest
+            )
+        try:
+            inner = loads(data)
+        except (ValueError, RecursionError):
+            if lenient:
+                return data.decode("utf-8", "replace")
+            raise TamperedBlobError(
+                f"{manifest}: JSON blob {blob_id} does not parse. Re-record the cassette.", path=manifest
+            ) from None
+        return hydrate_with(inner, reader, manifest, depth + 1, lenient=lenient)
+    if "$literal" in value and len(value) == 1 and isinstance(value["$literal"], dict):
+        inner_items = value["$literal"].items()
+        return {k: hydrate_with(v, reader, manifest, depth, lenient=lenient) for k, v in inner_items}
+    return {k: hydrate_with(v, reader, manifest, depth, lenient=lenient) for k, v in value.items()}
+
+
+def in_cassette_dir(path: str, root: Path) -> bool:
+    """Whether repo-relative ``path`` lies under the ``[tool.cassette] cassette_dir`` of its project."""
+    from cassette.config import load_config
+
+    target = root / path
+    try:
+        resolve_path(target).relative_to(resolve_path(load_config(target.parent).cassette_root()))
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def is_staged_cassette(path: str, data: bytes | None, root: Path) -> bool:
+    """Whether ``verify --staged`` checks the staged ``path`` (bytes ``data``) as a cassette.
+
+    A manifest (see :func:`looks_like_manifest`) anywhere is one. An empty (or
+    blank) ``.json`` file is a truncated cassette, reported, only under the
+    configured ``cassette_dir``; elsewhere (``empty.json`` at the root, a
+    placeholder in ``config/``) it is not a cassette at all, like ``package.json``.
+
+    Example::
+
+        is_staged_cassette("empty.json", b"", root)  # False
+        is_staged_cassette("tests/cassettes/triage.json", b"", root)  # True: truncated
+    """
+    if looks_like_manifest(path, data):
+        return True
+    if data is None or data.strip() or not path.endswith(".json") or is_temp(path):
+        return False
+    return f"{BLOB_DIR_NAME}/" not in path and in_cassette_dir(path, root)
+
+
+def blob_refs_with_paths(value: Any, prefix: str = "") -> Iterator[tuple[str, Any, bool]]:
+    """``(json path, blob id, is JSON blob)`` for every blob reference directly in ``value``."""
+    stack: list[tuple[str, Any]] = [(prefix, value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, dict):
+            if "$blob" in v:
+                yield path, v.get("$blob"), bool(v.get("$json"))
+                continue
+            inner = (
+                v["$literal"] if "$literal" in v and len(v) == 1 and isinstance(v["$literal"], dict) else v
+            )
+            for k, child in reversed(list(inner.items())):
+                stack.append((f"{path}.{k}" if path else str(k), child))
+        elif isinstance(v, list):
+            for i in range(len(v) - 1, -1, -1):
+                stack.append((f"{path}[{i}]", v[i]))
+
+
+def blob_store_dirs(paths: Iterable[str]) -> set[str]:
+    """The blob-store directories (repo-relative) that hold at least one of ``paths``."""
+    out: set[str] = set()
+    for p in paths:
+        m = _BLOB_PATH.search(p)
+        if m:
+            out.add(f"{p[: m.start()]}/{BLOB_DIR_NAME}" if m.start() else BLOB_DIR_NAME)
+    return out
+
+
+def store_dir_for(manifest: str, stores: set[str], root: Path) -> str:
+    """Where (repo-relative) the blob store of ``manifest`` lives, as a `Session` would choose it.
+
+    ``[tool.cassette] store`` when set, ``<cassette_dir>/.blobs`` for cassettes
+    under ``cassette_dir``, else the nearest ``.blobs`` among the manifest's
+    ancestors (in ``stores`` or on disk), else ``.blobs`` beside it.
+    """
+    from cassette.config import load_config
+
+    manifest_dir = PurePosixPath(manifest).parent
+    config = load_config(root / manifest_dir)
+    try:
+        config_rel = PurePosixPath(resolve_path(config.root).relative_to(resolve_path(root)).as_posix())
+    except ValueError:
+        config_rel = None
+    if config_rel is not None:
+        if config.store:
+            return _norm(config_rel / config.store)
+        cassette_dir = PurePosixPath(_norm(config_rel / config.cassette_dir))
+        if manifest_dir == cassette_dir or cassette_dir in manifest_dir.parents:
+            return str(cassette_dir / BLOB_DIR_NAME)
+    dirs = [manifest_dir, *manifest_dir.parents]
+    for d in dirs:
+        prefix = "" if str(d) == "." else f"{d}/"
+        store = f"{prefix}{BLOB_DIR_NAME}"
+        if store in stores:
+            return store
+        if (root / store).is_dir():
+            return store
+        if str(d) != "." and ((root / d / ".git").exists() or (root / d / "pyproject.toml").exists()):
+            break
+    prefix = "" if str(manifest_dir) == "." else f"{manifest_dir}/"
+    return f"{prefix}{BLOB_DIR_NAME}"
+
+
+def _norm(p: PurePosixPath) -> str:
+    return os.path.normpath(str(p)).replace(os.sep, "/")

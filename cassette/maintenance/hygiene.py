@@ -1,0 +1,361 @@
+"""Keeping a cassette directory tidy: orphans, expiry, blob garbage and stale temp files.
+
+Pure functions over the file system, so the pytest plugin and the CLI share them
+and tests need no pytest run to exercise them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cassette.config import Config, resolve_path
+from cassette.core.canonical import loads
+from cassette.core.compression import expand
+from cassette.errors import CassetteConfigError, CassetteError
+from cassette.store.blobs import BlobStore, default_store_for
+from cassette.store.cassettes import load_cassette
+from cassette.store.files import TMP_SUFFIX, read_regular
+from cassette.store.manifest import parse_manifest
+
+PENDING_SUFFIX = ".pending.json"
+FAILED_SUFFIX = ".failed.json"
+_AGE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([hdwy])\s*")
+_UNIT_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
+# A writer that has not renamed its temp file after this long is dead even if its pid was reused.
+STALE_TMP_SECONDS = 3600.0
+_TMP_NAME = re.compile(r"^\..+\.(\d+)\.[0-9a-f]+" + re.escape(TMP_SUFFIX) + "$")
+
+
+# --- where things are -----------------------------------------------------------------------------
+
+
+def store_for(path: Path, config: Config) -> Path:
+    """The blob store a cassette at ``path`` uses, decided exactly as `Session` decides it."""
+    if config.store:
+        return config.store_path()
+    try:
+        resolve_path(path).relative_to(config.cassette_root())
+    except ValueError:
+        return default_store_for(path)
+    return config.store_path()
+
+
+def cassette_dir(given: Path | None) -> Path:
+    """The directory a command works on: the one given, else the project's ``cassette_dir``."""
+    if given is not None:
+        if not given.is_dir():
+            raise CassetteError(
+                f"{given} is not a directory. Pass the cassette directory (e.g. tests/cassettes).", path=given
+            )
+        return given
+    from cassette.config import load_config
+
+    root = load_config().cassette_root()
+    if not root.is_dir():
+        raise CassetteError(
+            f"the cassette directory {root} does not exist yet. Record a cassette first, or pass one.",
+            path=root,
+        )
+    return root
+
+
+def is_side_file(path: Path) -> bool:
+    """``*.pending.json`` and ``*.failed.json``: re-recordings awaiting review, kept failures."""
+    return path.name.endswith((PENDING_SUFFIX, FAILED_SUFFIX))
+
+
+def cassette_files(root: Path, *, side_files: bool = False) -> list[Path]:
+    """Every cassette manifest under ``root`` (sorted), skipping ``.blobs`` and hidden files.
+
+    Example::
+
+        cassette_files(Path("tests/cassettes"))  # [.../test_agent/test_triage.json, ...]
+    """
+    found: list[Path] = []
+    if not root.is_dir():
+        return found
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith(".") or not name.endswith(".json"):
+                continue
+            p = Path(dirpath) / name
+            if side_files or not is_side_file(p):
+                found.append(p)
+    return found
+
+
+# --- orphans --------------------------------------------------------------------------------------
+
+
+def find_orphans(root: Path, used: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Cassettes under ``root`` that nothing in ``used`` refers to (pending/failed files ignored).
+
+    Example::
+
+        find_orphans(Path("tests/cassettes"), {"tests/cassettes/a.json"})  # [.../b.json]
+    """
+    seen = {os.path.realpath(p) for p in used}
+    return [p for p in cassette_files(root) if os.path.realpath(p) not in seen]
+
+
+# --- expiry ---------------------------------------------------------------------------------------
+
+
+def parse_age(text: str, *, key: str = "max_age", source: Path | None = None) -> float:
+    """Seconds in an age such as ``"90d"``, ``"12w"``, ``"36h"`` or ``"1y"``.
+
+    Example::
+
+        parse_age("2w") == 14 * 86400
+    """
+    match = _AGE.fullmatch(text or "")
+    if not match:
+        where = f"{source}: " if source else ""
+        raise CassetteConfigError(
+            f'{where}[tool.cassette] {key} must be a number followed by h, d, w or y (e.g. "90d"), '
+            f"got {text!r}. Fix the value.",
+            path=source,
+        )
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def cassette_age(path: Path, now: float | None = None) -> tuple[float, str]:
+    """``(seconds, source)``: age from the last git commit touching ``path``, else from its mtime."""
+    now = time.time() if now is None else now
+    committed = _last_commit_time(path)
+    if committed is not None:
+        return max(0.0, now - committed), "last commit"
+    return max(0.0, now - path.stat().st_mtime), "file modification time"
+
+
+def _last_commit_time(path: Path) -> float | None:
+    """Commit time of the last commit that changed ``path``; ``None`` if untracked or edited since."""
+    try:
+        _git = importlib.import_module("cassette.git.repo")
+    except ImportError:  # the git helpers are optional for expiry: mtime is the fallback
+        return None
+    repo_root = _repo_root(path)
+    if repo_root is None:
+        return None
+    try:
+        from dulwich.repo import Repo
+
+        rel = resolve_path(path).relative_to(repo_root).as_posix()
+        with Repo(str(repo_root)) as repo:
+            if _git.head_blob(repo, rel) != path.read_bytes():
+                return None  # re-recorded and not committed yet: the file itself is the news
+            result = _git.last_commit_time(repo, rel)
+    except (CassetteError, OSError, KeyError, ValueError):
+        return None
+    return None if result is None else float(result)
+
+
+def _repo_root(path: Path) -> Path | None:
+    here = resolve_path(path).parent
+    for d in (here, *here.parents):
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def format_age(seconds: float) -> str:
+    days = seconds / 86400
+    return f"{days:.0f} days" if days >= 2 else f"{seconds / 3600:.0f} hours"
+
+
+# --- blobs ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class BlobUse:
+    """The blobs a set of manifests reference, transitively (JSON blobs can reference blobs)."""
+
+    referenced: set[str] = field(default_factory=set)
+    missing: set[str] = field(default_factory=set)
+
+
+def _refs(value: Any) -> Iterator[tuple[str, bool]]:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            literal = v.get("$literal")
+            if len(v) == 1 and isinstance(literal, dict):
+                stack.extend(literal.values())  # user data that merely looks like a reference
+                continue
+            ref = v.get("$blob")
+            if isinstance(ref, str):
+                yield ref, bool(v.get("$json"))
+                continue
+            stack.extend(v.values())
+
+
+def blob_use(manifests: Iterable[dict[str, Any]], store: Path, into: BlobUse | None = None) -> BlobUse:
+    """Every blob id reachable from the parsed manifest documents, and the ones not in ``store``."""
+    use = into or BlobUse()
+    blobs = BlobStore(store)
+    todo: list[tuple[str, bool]] = [r for doc in manifests for r in _refs(doc)]
+    while todo:
+        blob_id, is_json = todo.pop()
+        if blob_id in use.referenced:
+            continue
+        use.referenced.add(blob_id)
+        try:
+            path = blobs.path_for(blob_id)
+        except CassetteError:
+            continue
+        if not path.is_file():
+            use.missing.add(blob_id)
+            continue
+        if is_json:
+            try:
+                todo.extend(_refs(loads(path.read_bytes())))
+            except (ValueError, RecursionError):
+                continue
+    return use
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The raw manifest document, after checking it is a readable cassette (raises `CassetteError`)."""
+    try:
+        data = read_regular(path)  # a FIFO or a device: refused, never waited on or read forever
+    except OSError:
+        load_cassette(path)  # raises the specific not-found / is-a-directory / not-regular error
+        raise
+    data = expand(data, path)  # a compressed cassette: expanded once, for both reads below
+    parse_manifest(data, path)
+    doc = loads(data)
+    assert isinstance(doc, dict)
+    return doc
+
+
+def store_blobs(store: Path) -> dict[str, Path]:
+    """``{blob id: file}`` for every blob file in the store."""
+    out: dict[str, Path] = {}
+    if not store.is_dir():
+        return out
+    for sub in store.iterdir():
+        if not sub.is_dir() or len(sub.name) != 2:
+            continue
+        for f in sub.iterdir():
+            blob_id = sub.name + f.name
+            if f.is_file() and re.fullmatch(r"[0-9a-f]{40}", blob_id):
+                out[blob_id] = f
+    return out
+
+
+@dataclass
+class GcPlan:
+    """What `cassette gc` would remove."""
+
+    store: Path
+    blobs: list[Path] = field(default_factory=list)
+    temp_files: list[Path] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        total = 0
+        for p in (*self.blobs, *self.temp_files):
+            try:
+                total += p.stat().st_size
+            except OSError:
+                pass
+        return total
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def is_stale_temp(path: Path, now: float | None = None) -> bool:
+    """A temp file from `atomic_write` whose writer is gone (its pid is dead, or it is an hour old)."""
+    match = _TMP_NAME.match(path.name)
+    if not match:
+        return False
+    now = time.time() if now is None else now
+    try:
+        age = now - path.stat().st_mtime
+    except OSError:
+        return False
+    return age > STALE_TMP_SECONDS or not _pid_alive(int(match.group(1)))
+
+
+def plan_gc(root: Path, store: Path) -> GcPlan:
+    """Blobs in ``store`` no manifest under ``root`` references, and stale temp files under both.
+
+    Pending and failed recordings count as references: their blobs are kept.
+    An unreadable manifest stops the plan (its references are unknown).
+
+    Example::
+
+        plan = plan_gc(Path("tests/cassettes"), Path("tests/cassettes/.blobs"))
+        [p.name for p in plan.blobs]
+    """
+    # one spelling per file: the store may lie inside root
+    root, store = resolve_path(root), resolve_path(store)
+    docs = []
+    for path in cassette_files(root, side_files=True):
+        try:
+            docs.append(read_manifest(path))
+        except CassetteError as exc:
+            raise CassetteError(
+                f"cannot collect garbage while {path} is unreadable ({exc}); the blobs it references are "
+                "unknown. Fix or delete that cassette, then run gc again.",
+                path=path,
+            ) from exc
+    use = blob_use(docs, store)
+    plan = GcPlan(store=store)
+    plan.blobs = sorted(p for blob_id, p in store_blobs(store).items() if blob_id not in use.referenced)
+    temps: set[Path] = set()
+    for base in (root, store):
+        if base.is_dir():
+            temps.update(p for p in base.rglob("*" + TMP_SUFFIX) if p.is_file() and is_stale_temp(p))
+    plan.temp_files = sorted(temps)
+    return plan
+
+
+def apply_gc(plan: GcPlan) -> int:
+    """Remove what the plan lists (and blob directories left empty); returns the bytes freed."""
+    freed = 0
+    for p in (*plan.blobs, *plan.temp_files):
+        try:
+            size = p.stat().st_size
+            p.unlink()
+        except FileNotFoundError:
+            continue
+        freed += size
+    for p in plan.blobs:
+        try:
+            p.parent.rmdir()
+        except OSError:
+            pass
+    return freed
+
+
+def format_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover

@@ -1,0 +1,984 @@
+"""What changed between two recordings of the same run, interaction by interaction, and how much it matters.
+
+Interactions are paired by their match keys (a sequence alignment, so one call
+inserted in the middle does not shift every later pair); pairs whose request
+changed are still compared by output. Each changed pair gets one category:
+
+========================  ===========================================================================
+``request``               the request differs (prompt, model, parameters, tool arguments)
+``error``                 an error response (HTTP 4xx/5xx, a tool that raised) appeared, went or changed
+``tools``                 the model called other tools, other argument keys, or in another order
+``shape``                 finish reason, truncation, or the shape of a structured (JSON) output changed
+``negated``               the answer now says the opposite (negation guard)
+``numbers``               a number, amount, weekday or month changed (exact guard)
+``changed``               the answer means something else (``semantic_match`` fails)
+``reworded``              same meaning in other words (``semantic_match`` passes)
+``volatile-only``         only ids, timestamps, fingerprints, usage and other volatile fields changed
+``added`` / ``removed``   the interaction exists on one side only
+========================  ===========================================================================
+
+The provider-specific part is small: :func:`extract` reads the output text,
+tool calls, finish reason and truncation of OpenAI chat completions (JSON and
+SSE), OpenAI responses (JSON and SSE) and Anthropic messages (JSON and SSE),
+recognised by the shape of the response, not by the seam. Anything else is
+compared as generic data.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+
+from cassette.core.diff import field_diff, flatten
+from cassette.core.model import Cassette, Interaction
+from cassette.errors import (
+    CassetteConfigError,
+    CassetteError,
+    SemanticBackendError,
+    UnknownSemanticBackendError,
+)
+
+# Response fields that change on every call of a real model: never drift by themselves.
+VOLATILE = frozenset(
+    {
+        "id",
+        "created",
+        "created_at",
+        "completed_at",
+        "system_fingerprint",
+        "usage",
+        "x-request-id",
+        "request-id",
+        "openai-processing-ms",
+        "date",
+        "call_id",
+        "tool_call_id",
+        "sequence_number",
+        "logprobs",
+        "service_tier",
+    }
+)
+
+# From the most to the least serious; an interaction's category is the first that applies.
+CATEGORIES: tuple[str, ...] = (
+    "removed",
+    "added",
+    "request",
+    "error",
+    "tools",
+    "shape",
+    "negated",
+    "numbers",
+    "changed",
+    "reworded",
+    "volatile-only",
+)
+DESCRIPTIONS: dict[str, str] = {
+    "removed": "the interaction was recorded before and is gone now",
+    "added": "a new interaction that was not recorded before",
+    "request": "the request differs (prompt, model, parameters, tool arguments)",
+    "error": "an error response appeared, disappeared or changed",
+    "tools": "other tools called, other argument keys, or another call order",
+    "shape": "finish reason, truncation or structured-output shape changed",
+    "negated": "the answer now says the opposite",
+    "numbers": "a number, amount, weekday or month changed",
+    "changed": "the answer means something else",
+    "reworded": "same meaning, other words",
+    "volatile-only": "only ids, timestamps, fingerprints and usage changed",
+}
+# What `semantic_drift` reports: real regressions of the output (rewordings and noise filtered out).
+REGRESSIONS = frozenset({"changed", "negated", "numbers", "tools", "shape", "error", "added", "removed"})
+_RANK = {c: i for i, c in enumerate(CATEGORIES)}
+# Request fields that say which tools the model was offered (OpenAI, its legacy functions, Anthropic).
+TOOL_OFFER_FIELDS = frozenset({"tools", "functions", "tool_choice", "function_call", "parallel_tool_calls"})
+# Which side of an interaction a tools change is on, in the words every output format uses.
+TOOL_SIDES: dict[str, str] = {"request": "tools offered (request)", "response": "tool calls (response)"}
+_DIGITS = re.compile(r"[$€£]?\d[\d,.]*%?")
+
+
+# --- what an interaction produced ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call made by a model: its name and its arguments (parsed JSON when they parse)."""
+
+    name: str
+    arguments: Any
+
+
+@dataclass
+class Output:
+    """The part of a response that drift review looks at, whatever the provider.
+
+    ``data`` is set when the output is structured (a JSON object or list: a
+    structured-output answer, a tool result, a JSON HTTP body); ``text`` is the
+    prose answer otherwise.
+    """
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish: str | None = None
+    truncated: bool = False
+    error: str | None = None
+    data: Any = None
+    structured: bool = False
+    known: bool = True  # False: a generic response compared field by field
+
+
+def _parse_json(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def _sse(events: Iterable[Any]) -> list[tuple[str | None, Any]]:
+    """``(event name, parsed data)`` of each recorded SSE event; ``[DONE]`` and comments skipped."""
+    out: list[tuple[str | None, Any]] = []
+    for event in events:
+        if not isinstance(event, str):
+            continue
+        name: str | None = None
+        data: list[str] = []
+        for line in event.splitlines():
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip(" "))
+        payload = "\n".join(data)
+        if not payload or payload.strip() == "[DONE]":
+            continue
+        out.append((name, _parse_json(payload)))
+    return out
+
+
+def _error_of(status: int, body: Any) -> str | None:
+    if status < 400:
+        return None
+    detail = ""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            kind = err.get("type") or err.get("code") or ""
+            detail = f"{kind}: {err.get('message', '')}".strip(": ")
+        elif isinstance(err, str):
+            detail = err
+    elif isinstance(body, str):
+        detail = body.strip()[:200]
+    return f"HTTP {status}" + (f" {detail}" if detail else "")
+
+
+def _with_structured(out: Output) -> Output:
+    """An answer that is a JSON object or list (structured output) is compared as data."""
+    text = out.text.strip()
+    if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
+        value = _parse_json(text)
+        if isinstance(value, dict | list):
+            out.data = value
+            out.structured = True
+    return out
+
+
+def _chat_json(body: dict[str, Any]) -> Output:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    finish: str | None = None
+    for choice in body.get("choices") or []:
+        if not isinstance(choice, dict):
+            continue
+        message = choice.get("message") or {}
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+        if isinstance(message.get("refusal"), str):
+            texts.append(message["refusal"])
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            calls.append(ToolCall(str(fn.get("name", "")), _parse_json(fn.get("arguments", ""))))
+        finish = finish or choice.get("finish_reason")
+    return _with_structured(
+        Output("\n".join(t for t in texts if t), calls, finish, truncated=finish == "length")
+    )
+
+
+def _chat_events(events: list[tuple[str | None, Any]]) -> Output:
+    texts: dict[int, list[str]] = {}
+    calls: dict[tuple[int, int], dict[str, Any]] = {}
+    finish: str | None = None
+    for _, chunk in events:
+        if not isinstance(chunk, dict):
+            continue
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict):
+                continue
+            index = int(choice.get("index") or 0)
+            delta = choice.get("delta") or {}
+            for key in ("content", "refusal"):
+                if isinstance(delta.get(key), str):
+                    texts.setdefault(index, []).append(delta[key])
+            for call in delta.get("tool_calls") or []:
+                slot = calls.setdefault((index, int(call.get("index") or 0)), {"name": "", "arguments": ""})
+                fn = call.get("function") or {}
+                slot["name"] += fn.get("name") or ""
+                slot["arguments"] += fn.get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    text = "\n".join("".join(texts[i]) for i in sorted(texts))
+    tool_calls = [ToolCall(c["name"], _parse_json(c["arguments"])) for _, c in sorted(calls.items())]
+    return _with_structured(Output(text, tool_calls, finish, truncated=finish == "length"))
+
+
+def _responses_json(body: dict[str, Any]) -> Output:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for item in body.get("output") or []:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "message":
+            for part in item.get("content") or []:
+                value = part.get("text") or part.get("refusal") if isinstance(part, dict) else None
+                if isinstance(value, str):
+                    texts.append(value)
+        elif kind in ("function_call", "custom_tool_call"):
+            calls.append(
+                ToolCall(str(item.get("name", "")), _parse_json(item.get("arguments", item.get("input"))))
+            )
+        elif isinstance(kind, str) and kind.endswith("_call"):  # built-in tools: web_search_call, …
+            calls.append(ToolCall(kind, _parse_json(item.get("action") or {})))
+    status = body.get("status")
+    details = body.get("incomplete_details") or {}
+    reason = details.get("reason") if isinstance(details, dict) else None
+    out = Output("".join(texts), calls, reason or status, truncated=status == "incomplete")
+    if status == "failed" and isinstance(body.get("error"), dict):
+        out.error = f"{body['error'].get('code', 'failed')}: {body['error'].get('message', '')}"
+    return _with_structured(out)
+
+
+def _responses_events(events: list[tuple[str | None, Any]]) -> Output:
+    final: dict[str, Any] | None = None
+    items: list[Any] = []
+    texts: list[str] = []
+    for name, data in events:
+        if not isinstance(data, dict):
+            continue
+        kind = data.get("type", name)
+        if kind in ("response.completed", "response.incomplete", "response.failed") and isinstance(
+            data.get("response"), dict
+        ):
+            final = data["response"]
+        elif kind == "response.output_item.done":
+            items.append(data.get("item"))
+        elif kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
+            texts.append(data["delta"])
+    if final is not None and final.get("output"):
+        return _responses_json(final)
+    out = _responses_json({"output": items, "status": (final or {}).get("status")})
+    if not out.text and texts:
+        out.text = "".join(texts)
+        out = _with_structured(out)
+    if final is None:
+        out.truncated = True  # the stream ended before its last event
+    return out
+
+
+def _anthropic_json(body: dict[str, Any]) -> Output:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in body.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+        elif block.get("type") in ("tool_use", "server_tool_use"):
+            calls.append(ToolCall(str(block.get("name", "")), block.get("input")))
+    stop = body.get("stop_reason")
+    return _with_structured(Output("".join(texts), calls, stop, truncated=stop == "max_tokens"))
+
+
+def _anthropic_events(events: list[tuple[str | None, Any]]) -> Output:
+    blocks: dict[int, dict[str, Any]] = {}
+    stop: str | None = None
+    error: str | None = None
+    ended = False
+    for name, data in events:
+        if not isinstance(data, dict):
+            continue
+        kind = data.get("type", name)
+        if kind == "content_block_start":
+            block = dict(data.get("content_block") or {})
+            block["_json"] = ""
+            blocks[int(data.get("index") or 0)] = block
+        elif kind == "content_block_delta":
+            block = blocks.setdefault(int(data.get("index") or 0), {"type": "text", "text": "", "_json": ""})
+            delta = data.get("delta") or {}
+            if delta.get("type") == "text_delta":
+                block["text"] = block.get("text", "") + str(delta.get("text", ""))
+            elif delta.get("type") == "input_json_delta":
+                block["_json"] += str(delta.get("partial_json", ""))
+        elif kind == "message_delta":
+            stop = (data.get("delta") or {}).get("stop_reason") or stop
+        elif kind == "message_stop":
+            ended = True
+        elif kind == "error":
+            err = data.get("error") or {}
+            error = f"{err.get('type', 'error')}: {err.get('message', '')}"
+    content = []
+    for _, block in sorted(blocks.items()):
+        if block.get("type") in ("tool_use", "server_tool_use") and block["_json"]:
+            block["input"] = _parse_json(block["_json"])
+        content.append(block)
+    out = _anthropic_json({"content": content, "stop_reason": stop})
+    out.error = error
+    out.truncated = out.truncated or not ended
+    return out
+
+
+def _generic(response: dict[str, Any], status: int, *, volatile: frozenset[str]) -> Output:
+    if "json" in response:
+        body = _strip(response["json"], volatile)
+        return Output(data=body, structured=isinstance(body, dict | list), known=False)
+    if isinstance(response.get("events"), list):
+        parsed = [_strip(d, volatile) for _, d in _sse(response["events"])]
+        return Output(data=parsed, structured=True, known=False)
+    if "text" in response:
+        return _with_structured(Output(text=str(response["text"]), known=False))
+    return Output(data=_strip({k: v for k, v in response.items() if k != "headers"}, volatile), known=False)
+
+
+def _provider_output(body: Any, events: Any) -> Output | None:
+    """The output of a response in a known provider's shape; ``None`` when it is in none of them.
+
+    Raises ``AttributeError``/``TypeError``/… when a part of a known shape holds the wrong type.
+    """
+    if isinstance(body, dict):
+        if isinstance(body.get("choices"), list):
+            return _chat_json(body)
+        if body.get("object") == "response" or (isinstance(body.get("output"), list) and "status" in body):
+            return _responses_json(body)
+        if body.get("type") == "message" and isinstance(body.get("content"), list):
+            return _anthropic_json(body)
+    elif isinstance(events, list):
+        parsed = _sse(events)
+        first = next((d for _, d in parsed if isinstance(d, dict)), {})
+        kind_of = str(first.get("type", ""))
+        if first.get("object") == "chat.completion.chunk" or "choices" in first:
+            return _chat_events(parsed)
+        if kind_of.startswith("response."):
+            return _responses_events(parsed)
+        if kind_of in ("message_start", "content_block_start", "ping"):
+            return _anthropic_events(parsed)
+    return None
+
+
+def extract(kind: str, response: dict[str, Any], *, volatile: frozenset[str] = VOLATILE) -> Output:
+    """The output text, tool calls, finish reason and truncation of one recorded response.
+
+    Recognises OpenAI chat completions, OpenAI responses and Anthropic messages,
+    as JSON bodies or SSE event lists; tool results (``{"result": …}`` or
+    ``{"error": …}``); anything else becomes generic data with volatile fields
+    removed.
+
+    Example::
+
+        out = extract("llm", {"status": 200, "json": {"choices": [{"message": {"content": "Paris."}}]}})
+        out.text == "Paris."
+    """
+    if kind == "tool":
+        if isinstance(response.get("error"), dict):
+            err = response["error"]
+            return Output(error=f"{err.get('type', 'error')}: {err.get('message', '')}", known=True)
+        result = response.get("result")
+        if isinstance(result, str):
+            return _with_structured(Output(text=result))
+        return Output(data=result, structured=True)
+    status = response.get("status")
+    status = status if isinstance(status, int) else 200
+    truncated = bool(response.get("incomplete"))
+    body = response.get("json")
+    events = response.get("events")
+    if status >= 400:
+        err_body = body if body is not None else response.get("text")
+        return Output(error=_error_of(status, err_body))
+    try:
+        out = _provider_output(body, events)
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError):
+        # the provider's shape with a wrong type inside (a hand edit, a broken merge): compare as data
+        out = None
+    if out is None:
+        out = _generic(response, status, volatile=volatile)
+    # A stream cut short (the session ended first) is a truncation whatever its events say.
+    out.truncated = out.truncated or truncated
+    return out
+
+
+# --- comparing two outputs -------------------------------------------------------------------------
+
+
+def _strip(value: Any, volatile: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v, volatile) for k, v in value.items() if k not in volatile}
+    if isinstance(value, list):
+        return [_strip(v, volatile) for v in value]
+    return value
+
+
+def _shape(value: Any) -> set[str]:
+    """Field paths of a JSON value with their types, list indices folded: its shape, not its content."""
+    out: set[str] = set()
+    for path, leaf in flatten(value).items():
+        folded = "".join(part if not part.isdigit() else "#" for part in _split_path(path))
+        out.add(f"{folded}:{type(leaf).__name__}")
+    return out
+
+
+def _split_path(path: str) -> list[str]:
+    parts: list[str] = []
+    token = ""
+    for ch in path:
+        if ch == "[":
+            parts.append(token)
+            token = "["
+        elif ch == "]":
+            parts.append("[#]" if token[1:].isdigit() else token + "]")
+            token = ""
+        else:
+            token += ch
+    parts.append(token)
+    return [p for p in parts if p]
+
+
+def _clip(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _call_names(calls: list[ToolCall]) -> str:
+    return "[" + ", ".join(c.name for c in calls) + "]"
+
+
+def _keys(arguments: Any) -> set[str]:
+    return set(arguments) if isinstance(arguments, dict) else set()
+
+
+@dataclass
+class _Verdict:
+    category: str
+    reason: str
+    score: float | None = None
+    excerpt: str = ""
+
+
+def _guard_category(reason: str) -> str:
+    return "negated" if reason.startswith(("negated", "not negated")) else "numbers"
+
+
+def _bare(text: str) -> str:
+    """``text`` case-folded, without punctuation or spacing."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def compare_text(old: str, new: str, *, backend: str | None = None) -> tuple[str, float | None, str]:
+    """``(category, score, reason)`` for two answers that differ: negated, numbers, changed or reworded.
+
+    The guards run both ways (a number that appears or disappears counts); the
+    score is ``semantic_match(new, old)``: does the new answer still say what
+    the recorded one said?
+
+    Example::
+
+        compare_text("The capital of France is Paris.", "Paris is the capital of France.")
+        # ('reworded', 1.0, 'all 3 expected words found')
+    """
+    from cassette.plugins.semantic_lexical import guard
+    from cassette.review.semantic import semantic_match
+
+    vetoes = [v for v in (guard(new, old), guard(old, new)) if v is not None]
+    if vetoes:
+        if all(_guard_category(v) == "numbers" for v in vetoes):
+            # the number guard speaks first; a flipped meaning beside a changed number is the worse news
+            bare_new, bare_old = _DIGITS.sub(" ", new), _DIGITS.sub(" ", old)
+            negation = guard(bare_new, bare_old) or guard(bare_old, bare_new)
+            if negation is not None and _guard_category(negation) == "negated":
+                return "negated", None, f"{negation}; and {vetoes[0]}"
+        worst = min(vetoes, key=lambda v: _RANK[_guard_category(v)])
+        return _guard_category(worst), None, worst
+    try:
+        result = semantic_match(new, old, backend=backend)
+    except UnknownSemanticBackendError:
+        raise  # a misspelt backend (argument or config) must not read as every answer changed
+    except CassetteConfigError:
+        # the recorded answer holds no word to look for ("", "OK.", "Yes!"): compare it as it stands
+        same = _bare(new) == _bare(old)
+        why = "the recorded answer has no words to compare by meaning"
+        return ("reworded", 1.0, f"same words ({why})") if same else ("changed", None, f"{why}: {old!r:.60}")
+    except SemanticBackendError as exc:
+        if backend not in (None, "lexical"):
+            raise
+        # the configured backend cannot run here (an extra not installed): judge with the lexical one
+        result = semantic_match(new, old, backend="lexical")
+        note = f" (lexical fallback: {exc})"
+    else:
+        note = ""
+    if result:
+        return "reworded", result.score, f"same meaning ({result.backend} {result.score:.2f}){note}"
+    return (
+        "changed",
+        result.score,
+        f"{result.backend} {result.score:.2f} < {result.threshold:.2f}: {result.reason}{note}",
+    )
+
+
+def _compare_data(old: Any, new: Any, backend: str | None, where: str) -> _Verdict | None:
+    """Leaf-by-leaf comparison of two JSON values of the same shape; ``None`` when equal."""
+    diffs = field_diff(new, old)
+    if not diffs:
+        return None
+    worst: _Verdict | None = None
+    for path, b, a in diffs:
+        label = f"{where}{'.' if where and path else ''}{path}"
+        if isinstance(a, str) and isinstance(b, str):
+            category, score, reason = compare_text(a, b, backend=backend)
+        elif isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+            category, score, reason = "numbers", None, f"{a!r} → {b!r}"
+        else:
+            category, score, reason = "changed", None, f"{_clip(repr(a), 30)} → {_clip(repr(b), 30)}"
+        verdict = _Verdict(
+            category, f"{label}: {reason}", score, f"{label}: {_clip(str(a))} → {_clip(str(b))}"
+        )
+        if worst is None or _RANK[verdict.category] < _RANK[worst.category]:
+            worst = verdict
+    return worst
+
+
+def compare_outputs(old: Output, new: Output, *, backend: str | None = None) -> _Verdict | None:
+    """The most serious difference between two outputs, or ``None`` when they say the same."""
+    if old.error != new.error:
+        return _Verdict(
+            "error",
+            f"error: {old.error or 'none'} → {new.error or 'none'}",
+            excerpt=f"{_clip(old.error or 'ok')} → {_clip(new.error or 'ok')}",
+        )
+    if old.known != new.known and old.truncated == new.truncated:
+        # one side is in a provider's shape, the other is not (or holds a wrong type): its text and
+        # tool calls cannot be read, so say so rather than report them gone
+        state = "no longer" if old.known else "now"
+        return _Verdict(
+            "shape",
+            f"response changed: it is {state} in a provider shape drift can read; "
+            "check the recording, restore it from git or re-record",
+        )
+    names_old, names_new = [c.name for c in old.tool_calls], [c.name for c in new.tool_calls]
+    if names_old != names_new:
+        verb = "reordered" if sorted(names_old) == sorted(names_new) else "changed"
+        return _Verdict(
+            "tools",
+            f"tool calls {verb}: {_call_names(old.tool_calls)} → {_call_names(new.tool_calls)}",
+            excerpt=f"{_call_names(old.tool_calls)} → {_call_names(new.tool_calls)}",
+        )
+    for a, b in zip(old.tool_calls, new.tool_calls):
+        ka, kb = _keys(a.arguments), _keys(b.arguments)
+        if ka != kb or type(a.arguments) is not type(b.arguments):
+            added, gone = sorted(kb - ka), sorted(ka - kb)
+            change = ", ".join([*(f"+{k}" for k in added), *(f"-{k}" for k in gone)]) or "argument type"
+            return _Verdict(
+                "tools", f"{a.name} arguments changed keys: {change}", excerpt=f"{a.name}({change})"
+            )
+    if old.truncated != new.truncated:
+        state = "truncated" if new.truncated else "no longer truncated"
+        return _Verdict("shape", f"the output is {state} (finish {old.finish} → {new.finish})")
+    if old.finish != new.finish and (old.known and new.known):
+        return _Verdict(
+            "shape", f"finish reason {old.finish} → {new.finish}", excerpt=f"{old.finish} → {new.finish}"
+        )
+    if old.structured != new.structured:
+        state = "structured (JSON)" if new.structured else "prose"
+        return _Verdict(
+            "shape", f"the output is now {state}", excerpt=f"{_clip(old.text)} → {_clip(new.text)}"
+        )
+    verdicts: list[_Verdict] = []
+    for a, b in zip(old.tool_calls, new.tool_calls):
+        verdict = _compare_data(a.arguments, b.arguments, backend, f"{a.name}()")
+        if verdict is not None:
+            verdicts.append(verdict)
+    if old.structured and new.structured:
+        sa, sb = _shape(old.data), _shape(new.data)
+        if sa != sb:
+            more = sorted(p.split(":")[0] for p in sb - sa)
+            less = sorted(p.split(":")[0] for p in sa - sb)
+            change = ", ".join([*(f"+{p}" for p in more[:4]), *(f"-{p}" for p in less[:4])])
+            return _Verdict("shape", f"structured output shape changed: {change}", excerpt=change)
+        verdict = _compare_data(old.data, new.data, backend, "")
+        if verdict is not None:
+            verdicts.append(verdict)
+    elif old.text != new.text:
+        if not old.text.strip() or not new.text.strip():
+            verdicts.append(
+                _Verdict("changed", "the answer " + ("appeared" if new.text.strip() else "is empty now"))
+            )
+        else:
+            category, score, reason = compare_text(old.text, new.text, backend=backend)
+            verdicts.append(_Verdict(category, reason, score))
+        verdicts[-1].excerpt = f'"{_clip(old.text)}" → "{_clip(new.text)}"'
+    if not verdicts:
+        return None
+    return min(verdicts, key=lambda v: _RANK[v.category])
+
+
+# --- comparing two cassettes -----------------------------------------------------------------------
+
+
+@dataclass
+class DriftItem:
+    """One interaction that differs between two recordings.
+
+    ``change`` is added / removed / modified; ``category`` the most serious
+    difference (see the module docs); ``output_category`` the category of the
+    output alone (differs from ``category`` only when the request changed too);
+    ``fields`` the differing field paths; ``tokens`` the (old, new) token counts;
+    ``tools_changed`` which side of a tools change this is: ``"request"`` (the
+    tools offered to the model differ), ``"response"`` (the model called other
+    tools), or both; ``cassette`` the file the interaction belongs to.
+    """
+
+    seq: int
+    kind: str
+    change: str
+    category: str
+    fields: list[str] = field(default_factory=list)
+    old: Interaction | None = None
+    new: Interaction | None = None
+    output_category: str = ""
+    score: float | None = None
+    reason: str = ""
+    excerpt: str = ""
+    label: str = ""
+    old_seq: int | None = None
+    tokens: tuple[int, int] = (0, 0)
+    tools_changed: tuple[str, ...] = ()
+    cassette: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.output_category:
+            self.output_category = self.category
+
+    def __repr__(self) -> str:
+        # short on purpose: the interactions it holds can be megabytes of prompt and stream
+        excerpt = _clip(self.excerpt or self.reason, 60)
+        return (
+            f"DriftItem(category={self.category!r}, seq={self.seq}, cassette={self.cassette!r}, "
+            f"excerpt={excerpt!r})"
+        )
+
+    @property
+    def tools_label(self) -> str:
+        """Which side a tools change is on, for people.
+
+        Example::
+
+            item.tools_label == "tools offered (request) + tool calls (response)"
+        """
+        return " + ".join(TOOL_SIDES[side] for side in self.tools_changed)
+
+    def __str__(self) -> str:
+        text = f"#{self.seq} {self.kind} {self.category}"
+        if self.label:
+            text += f" {self.label}"
+        if self.tools_changed:
+            text += f" [{self.tools_label}]"
+        if self.reason:
+            text += f": {self.reason}"
+        elif self.fields:
+            text += f" ({', '.join(self.fields[:5])})"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        """The item as JSON-able data (what ``cassette drift --format json`` prints).
+
+        Example::
+
+            json.dumps([item.to_json() for item in compare_cassettes(a, b)])
+        """
+        return {
+            "seq": self.seq,
+            "old_seq": self.old_seq,
+            "kind": self.kind,
+            "label": self.label,
+            "change": self.change,
+            "category": self.category,
+            "output_category": self.output_category,
+            "score": None if self.score is None else round(self.score, 3),
+            "reason": self.reason,
+            "excerpt": self.excerpt,
+            "fields": self.fields,
+            "tools_changed": list(self.tools_changed),
+            "tools_label": self.tools_label,
+            "tokens": {
+                "old": self.tokens[0],
+                "new": self.tokens[1],
+                "delta": self.tokens[1] - self.tokens[0],
+            },
+        }
+
+
+def volatile_fields(kind: str) -> frozenset[str]:
+    """The built-in volatile field names plus those plugins add through ``cassette_volatile_fields``."""
+    from cassette.plugins.manager import get_plugin_manager
+
+    extra: set[str] = set()
+    for names in get_plugin_manager().hook.cassette_volatile_fields(kind=kind):
+        extra.update(str(n) for n in names or ())
+    return VOLATILE | extra
+
+
+def _hydrated(cassette: Cassette, value: Any) -> tuple[Any, str | None]:
+    try:
+        return cassette.hydrate(value), None
+    except CassetteError as exc:
+        return value, str(exc)
+
+
+def _label(kind: str, request: dict[str, Any]) -> str:
+    if kind == "tool":
+        return str(request.get("name", "tool"))
+    if kind == "llm":
+        parts = [str(request.get(k)) for k in ("provider", "endpoint", "model") if request.get(k)]
+        return " ".join(parts)
+    return f"{request.get('method', '')} {request.get('url', '')}".strip()
+
+
+def _tokens(response: Any) -> int:
+    from cassette.review.usage import tokens_of
+
+    return tokens_of(response) if isinstance(response, dict) else 0
+
+
+def _pairs(
+    old: list[Interaction], new: list[Interaction]
+) -> list[tuple[Interaction | None, Interaction | None]]:
+    """Align two interaction lists: in a cassette several tests share, each test's calls with its own
+    (one test's changed call count must not shift the others' pairs); then as `_aligned` does."""
+    if not any("test" in i.extra for i in old) and not any("test" in i.extra for i in new):
+        return _aligned(old, new)
+    groups: dict[Any, tuple[list[Interaction], list[Interaction]]] = {}
+    for side, items in enumerate((old, new)):
+        for inter in items:
+            owner = inter.extra.get("test")
+            groups.setdefault(owner if isinstance(owner, str) else None, ([], []))[side].append(inter)
+    return [pair for olds, news in groups.values() for pair in _aligned(olds, news)]
+
+
+def _aligned(
+    old: list[Interaction], new: list[Interaction]
+) -> list[tuple[Interaction | None, Interaction | None]]:
+    """Align two interaction lists: equal keys pair up, in order; a call that only moved pairs with
+    itself (calls in flight at once reach the seam in the scheduler's order); what is left of a
+    replaced run pairs by kind, in order."""
+    a = [f"{i.kind}:{i.key}" for i in old]
+    b = [f"{i.kind}:{i.key}" for i in new]
+    opcodes = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    waiting: dict[str, list[int]] = {}  # the new calls outside the equal runs, by key
+    for tag, _, _, j1, j2 in opcodes:
+        if tag != "equal":
+            for j in range(j1, j2):
+                waiting.setdefault(b[j], []).append(j)
+    moved: dict[int, int] = {}  # an old call outside the equal runs -> the same call, moved
+    for tag, i1, i2, _, _ in opcodes:
+        if tag != "equal":
+            for i in range(i1, i2):
+                found = waiting.get(a[i])
+                if found:
+                    moved[i] = found.pop(0)
+    taken = set(moved.values())
+    out: list[tuple[Interaction | None, Interaction | None]] = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            out.extend(zip(old[i1:i2], new[j1:j2]))
+            continue
+        out.extend((old[i], new[moved[i]]) for i in range(i1, i2) if i in moved)
+        olds = [old[i] for i in range(i1, i2) if i not in moved]
+        news = [new[j] for j in range(j1, j2) if j not in taken]
+        kinds = difflib.SequenceMatcher(None, [i.kind for i in olds], [i.kind for i in news], autojunk=False)
+        for ktag, k1, k2, l1, l2 in kinds.get_opcodes():
+            if ktag == "equal":
+                out.extend(zip(olds[k1:k2], news[l1:l2]))
+                continue
+            out.extend((o, None) for o in olds[k1:k2])
+            out.extend((None, x) for x in news[l1:l2])
+    return out
+
+
+def _one_side(inter: Interaction, cassette: Cassette, change: str) -> DriftItem:
+    request, _ = _hydrated(cassette, inter.request)
+    response, _ = _hydrated(cassette, inter.response)
+    out = extract(inter.kind, response)
+    summary = out.text or (_call_names(out.tool_calls) if out.tool_calls else "") or (out.error or "")
+    tokens = (0, _tokens(response)) if change == "added" else (_tokens(response), 0)
+    return DriftItem(
+        inter.seq,
+        inter.kind,
+        change,
+        change,
+        old=inter if change == "removed" else None,
+        new=inter if change == "added" else None,
+        reason="not in the earlier recording" if change == "added" else "no longer made",
+        excerpt=f'"{_clip(summary)}"' if summary else "",
+        label=_label(inter.kind, request),
+        old_seq=inter.seq if change == "removed" else None,
+        tokens=tokens,
+    )
+
+
+def _modified(
+    a: Interaction, b: Interaction, old: Cassette, new: Cassette, backend: str | None
+) -> DriftItem | None:
+    req_a, err_a = _hydrated(old, a.request)
+    req_b, err_b = _hydrated(new, b.request)
+    res_a, err_c = _hydrated(old, a.response)
+    res_b, err_d = _hydrated(new, b.response)
+    label = _label(b.kind, req_b if isinstance(req_b, dict) else {})
+    label = label or _label(a.kind, req_a if isinstance(req_a, dict) else {})  # an emptied request
+    tokens = (_tokens(res_a), _tokens(res_b))
+    unreadable = err_a or err_b or err_c or err_d
+    if unreadable:
+        return DriftItem(
+            b.seq,
+            b.kind,
+            "modified",
+            "changed",
+            [],
+            a,
+            b,
+            reason=f"cannot read: {unreadable}",
+            label=label,
+            old_seq=a.seq,
+            tokens=tokens,
+        )
+    # equal keys with different stored requests: a hand edit or a changed redactor, worth a look too
+    request_fields = [p for p, _, _ in field_diff(req_b, req_a)] if a.key != b.key or req_a != req_b else []
+    if not request_fields and res_a == res_b:
+        return None
+    volatile = volatile_fields(b.kind) if b.kind != "tool" else frozenset()
+    out_a = extract(a.kind, res_a, volatile=volatile)
+    out_b = extract(b.kind, res_b, volatile=volatile)
+    verdict = compare_outputs(out_a, out_b, backend=backend)
+    if verdict is None:
+        changed = [p for p, _, _ in field_diff(res_b, res_a)]
+        if not changed and not request_fields:
+            return None
+        shown = ", ".join(changed[:5]) + (" …" if len(changed) > 5 else "")
+        verdict = _Verdict("volatile-only", f"only volatile fields changed ({shown})" if changed else "")
+        response_fields = changed
+    else:
+        stripped = field_diff(_strip(res_b, volatile), _strip(res_a, volatile))
+        response_fields = [p for p, _, _ in stripped if not p.startswith("headers.")]
+    sides = _tool_sides(b.kind, request_fields, verdict.category)
+    if request_fields:
+        shown = ", ".join(p or "(empty request)" for p in request_fields[:4])
+        shown += " …" if len(request_fields) > 4 else ""
+        reason = f"request differs in {shown}; output {verdict.category}"
+        if verdict.reason and verdict.category != "volatile-only":
+            reason += f": {verdict.reason}"
+        return DriftItem(
+            b.seq,
+            b.kind,
+            "modified",
+            "request",
+            request_fields + response_fields,
+            a,
+            b,
+            verdict.category,
+            verdict.score,
+            reason,
+            verdict.excerpt,
+            label,
+            a.seq,
+            tokens,
+            sides,
+        )
+    return DriftItem(
+        b.seq,
+        b.kind,
+        "modified",
+        verdict.category,
+        response_fields,
+        a,
+        b,
+        verdict.category,
+        verdict.score,
+        verdict.reason,
+        verdict.excerpt,
+        label,
+        a.seq,
+        tokens,
+        sides,
+    )
+
+
+def _tool_sides(kind: str, request_fields: list[str], output_category: str) -> tuple[str, ...]:
+    """``("request",)`` when the tools offered differ, ``("response",)`` when other tools were called."""
+    sides: list[str] = []
+    if kind == "llm" and any((_split_path(p) or [""])[0] in TOOL_OFFER_FIELDS for p in request_fields):
+        sides.append("request")
+    if output_category == "tools":
+        sides.append("response")
+    return tuple(sides)
+
+
+def compare_cassettes(
+    old: Cassette | None, new: Cassette | None, *, backend: str | None = None
+) -> list[DriftItem]:
+    """Every interaction that differs between two recordings, each with its category (volatile-only included).
+
+    ``None`` stands for a cassette that does not exist (all interactions added or removed).
+
+    Example::
+
+        for item in compare_cassettes(load_cassette("triage.json"), load_cassette("triage.pending.json")):
+            print(item.category, item.reason)
+    """
+    a = old.interactions if old is not None else []
+    b = new.interactions if new is not None else []
+    items: list[DriftItem] = []
+    for x, y in _pairs(a, b):
+        if x is None and y is not None:
+            assert new is not None
+            items.append(_one_side(y, new, "added"))
+        elif y is None and x is not None:
+            assert old is not None
+            items.append(_one_side(x, old, "removed"))
+        elif x is not None and y is not None:
+            assert old is not None and new is not None
+            item = _modified(x, y, old, new, backend)
+            if item is not None:
+                items.append(item)
+    # the committed file's name (a re-recording's .pending.json is the same cassette)
+    where = old if old is not None else new
+    for item in items:
+        item.cassette = str(where.path) if where is not None else ""
+    return items
+
+
+def diff_cassettes(old: Cassette, new: Cassette, *, backend: str | None = None) -> list[DriftItem]:
+    """Every real change between two recordings (volatile-only changes dropped), categorised.
+
+    Example::
+
+        for item in diff_cassettes(load_cassette(a), load_cassette(b)):
+            print(item)
+    """
+    return [i for i in compare_cassettes(old, new, backend=backend) if i.category != "volatile-only"]
+
+
+def regressions(items: Iterable[DriftItem]) -> list[DriftItem]:
+    """The items whose *output* regressed, re-labelled with that output category (for `semantic_drift`)."""
+    return [replace(i, category=i.output_category) for i in items if i.output_category in REGRESSIONS]

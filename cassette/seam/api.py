@@ -1,0 +1,118 @@
+"""`use`, `using` and `drift`: the ways a user opens a cassette and reads what a rerecord changed."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cassette.errors import CassetteConfigError, CassetteError
+from cassette.seam.session import Mode, Session, last_session, pending_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def using(path: str | Path, mode: str | Mode | None = None, **options: Any) -> Session:
+    """A context manager (``with`` or ``async with``) that records or replays the calls inside it.
+
+    Options: ``store``, ``check_order`` (``"warn"``/``"error"``/``"off"``),
+    ``unused`` (same values), ``blob_threshold``, ``compress`` (write the cassette
+    gzip-compressed; default ``[tool.cassette] compress``).
+
+    Example::
+
+        with cassette.using("tests/cassettes/triage.json", mode="replay") as session:
+            agent.run("My card was charged twice")
+        print(session.stats())
+    """
+    return Session(_checked_path(path, "cassette.using"), mode, **options)
+
+
+def _checked_path(path: Any, where: str) -> str | Path:
+    """The cassette path, or a clear error for the usual slips (``@cassette.use`` with no path)."""
+    if isinstance(path, str | os.PathLike):
+        if "\x00" in os.fsdecode(path):
+            raise CassetteConfigError(
+                f"{where}: the cassette path {os.fsdecode(path)!r:.120} holds a NUL byte, which no file "
+                "name can. Fix the path."
+            )
+        return path if isinstance(path, str) else Path(path)
+    if callable(path):
+        raise CassetteConfigError(
+            f'{where} needs the cassette\'s path: write @cassette.use("tests/cassettes/<name>.json") '
+            "with parentheses and a path (or use @pytest.mark.cassette for a default path per test)."
+        )
+    raise CassetteConfigError(
+        f"{where}: the cassette path must be a str or pathlib.Path, got {type(path).__name__} {path!r:.80}."
+    )
+
+
+def use(path: str | Path, mode: str | Mode | None = None, **options: Any) -> Callable[[F], F]:
+    """Decorate a sync or ``async def`` function so each call runs inside a cassette.
+
+    The mode is checked when the decorator is applied, so an unknown name fails
+    at import, not half-way through a run.
+
+    Example::
+
+        @cassette.use("tests/cassettes/triage.json")
+        def test_triage():
+            assert "refund" in agent.run("My card was charged twice")
+    """
+    path = _checked_path(path, "cassette.use")
+    Session(path, mode, **options)  # validate mode and options now
+
+    def decorate(fn: F) -> F:
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                async with Session(path, mode, **options):
+                    return await fn(*args, **kwargs)
+
+            return async_wrapper  # type: ignore[return-value]
+
+        if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+            raise CassetteError(
+                f"cassette.use cannot wrap generator function {fn.__qualname__}; "
+                "use `with cassette.using(...)` inside it instead."
+            )
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with Session(path, mode, **options):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def drift(path: str | Path | None = None) -> list[Any]:
+    """What the last ``rerecord`` changed, interaction by interaction (volatile fields ignored).
+
+    With ``path``, compares the committed cassette with its pending re-recording on disk.
+
+    Example::
+
+        with cassette.using("tests/cassettes/triage.json", mode="rerecord"):
+            agent.run("My card was charged twice")
+        for item in cassette.drift():
+            print(item)
+    """
+    from cassette.review.drift import diff_cassettes
+    from cassette.store.cassettes import load_cassette
+
+    if path is not None:
+        committed = Path(path)
+        return diff_cassettes(load_cassette(committed), load_cassette(pending_path(committed)))
+    session = last_session()
+    if session is None or session.requested_mode is not Mode.RERECORD:
+        raise CassetteError(
+            "cassette.drift() reports on a rerecord, and none has finished in this context. "
+            "Run the block with mode='rerecord' (or CASSETTE_MODE=rerecord) first, or pass a cassette path."
+        )
+    return list(session.drift)

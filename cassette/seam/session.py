@@ -1,0 +1,1013 @@
+"""The active session: modes, the seam every call goes through, matching, and saving.
+
+A `Session` is found through a context variable (asyncio tasks inherit it). Calls
+from threads started inside a session, which do not inherit context variables,
+fall back to the only active session of the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import gc
+import os
+import threading
+import warnings
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from cassette.config import MODES, Config, env_mode, load_config, resolve_path
+from cassette.core.canonical import request_key
+from cassette.core.diff import field_diff, format_diff
+from cassette.core.model import Cassette, Interaction
+from cassette.errors import (
+    CassetteConfigError,
+    CassetteError,
+    CassetteIOError,
+    CassetteMiss,
+    CassetteOrderError,
+    CassetteShapeError,
+    CassetteUnusedError,
+    CassetteWarning,
+    UnknownModeError,
+)
+from cassette.review.usage import tokens_of
+from cassette.store.blobs import BlobStore, default_store_for
+from cassette.store.cassettes import load_cassette, save_cassette
+from cassette.store.files import NotRegularFileError, not_writable_error, refuse_special
+from cassette.store.refs import check_refs
+
+
+class Mode(StrEnum):
+    """How a session treats calls.
+
+    - ``auto``: replay if the cassette exists, else record it.
+    - ``record``: always call live and overwrite the cassette.
+    - ``replay``: never call live; an unrecorded call raises `CassetteMiss`.
+    - ``rerecord``: call live, keep the committed cassette, write ``<name>.pending.json``
+      beside it and report the drift.
+    """
+
+    AUTO = "auto"
+    RECORD = "record"
+    REPLAY = "replay"
+    RERECORD = "rerecord"
+
+
+def parse_mode(value: str | Mode, *, source: str = "mode") -> Mode:
+    """A `Mode` from its name; an unknown name raises at once (never falls back to recording)."""
+    if isinstance(value, Mode):
+        return value
+    name = str(value).strip().lower()
+    if name not in MODES:
+        raise UnknownModeError(
+            f"unknown cassette mode {value!r} (from {source}); use one of: {', '.join(MODES)}."
+        )
+    return Mode(name)
+
+
+def resolve_mode(mode: str | Mode | None, config: Config) -> Mode:
+    """``CASSETTE_MODE`` beats the argument, which beats ``[tool.cassette] mode``."""
+    from_env = env_mode()
+    if from_env is not None:
+        return parse_mode(from_env, source="the CASSETTE_MODE environment variable")
+    if mode is not None:
+        return parse_mode(mode)
+    return parse_mode(config.mode, source="[tool.cassette] mode")
+
+
+def pending_path(path: Path) -> Path:
+    """Where a ``rerecord`` keeps its new recording: ``triage.json`` → ``triage.pending.json``."""
+    return path.with_name(path.stem + ".pending" + path.suffix)
+
+
+def failed_path(path: Path) -> Path:
+    """Where a recording whose block raised is kept: ``triage.json`` → ``triage.failed.json``."""
+    return path.with_name(path.stem + ".failed" + path.suffix)
+
+
+_current: contextvars.ContextVar[Session | None] = contextvars.ContextVar("cassette_session", default=None)
+_last: contextvars.ContextVar[Session | None] = contextvars.ContextVar("cassette_last_session", default=None)
+_active: list[Session] = []
+_active_lock = threading.Lock()
+
+
+class AmbiguousSessionError(CassetteError):
+    """A call came from a thread with no session context while several sessions are active."""
+
+
+def current_session() -> Session | None:
+    """The session this call belongs to, or ``None`` (calls then pass straight through)."""
+    session = _current.get()
+    if session is not None or not _active:
+        return session
+    with _active_lock:
+        if len(_active) == 1:
+            return _active[0]
+        if not _active:
+            return None
+        paths = ", ".join(str(s.path) for s in _active)
+    raise AmbiguousSessionError(
+        f"a call came from a thread that carries no cassette context while {len(_active)} sessions "
+        f"are active ({paths}). Start the thread with contextvars.copy_context().run(...) "
+        "so it belongs to one of them."
+    )
+
+
+# Set by cassette.seam.trace while a `cassette.trace()` is open; CASSETTE_TRACE turns tracing on too.
+trace_active = False
+TRACE_ENV = "CASSETTE_TRACE"
+
+
+def seam_session() -> Session | None:
+    """Where the seam sends a call: the active session, else (when tracing) a pass-through trace session."""
+    session = _current.get()  # read first: this runs for every call, `current_session` only when unset
+    if session is not None:
+        return session
+    session = current_session()
+    if session is None and (trace_active or TRACE_ENV in os.environ):
+        from cassette.seam.trace import trace_session
+
+        return trace_session()
+    return session
+
+
+def last_session() -> Session | None:
+    """The session that most recently finished in this context (for `cassette.drift()`)."""
+    return _last.get()
+
+
+@dataclass
+class RunStats:
+    """Counters over every session of the process (the pytest summary reads them)."""
+
+    replayed: int = 0
+    recorded: int = 0
+    rerecorded: int = 0
+    failed: int = 0  # recordings whose test failed: kept as <name>.failed.json
+    missed: int = 0  # replays that met a call the cassette has no recording of
+    drifted: int = 0
+    served: dict[str, int] = field(default_factory=dict)
+    recorded_calls: dict[str, int] = field(default_factory=dict)
+    tokens_saved: int = 0
+    cassettes_used: set[str] = field(default_factory=set)
+    # category -> the cassette files counted in it (tests sharing one file count it once)
+    files: dict[str, set[str]] = field(default_factory=dict)
+
+    def merge(self, other: dict[str, Any]) -> None:
+        self.replayed += other["replayed"]
+        self.recorded += other["recorded"]
+        self.rerecorded += other["rerecorded"]
+        self.failed += other.get("failed", 0)
+        self.missed += other.get("missed", 0)
+        for what, paths in other.get("files", {}).items():
+            self.files.setdefault(what, set()).update(paths)
+        self.drifted += other["drifted"]
+        self.tokens_saved += other["tokens_saved"]
+        for k, v in other["served"].items():
+            self.served[k] = self.served.get(k, 0) + v
+        for k, v in other["recorded_calls"].items():
+            self.recorded_calls[k] = self.recorded_calls.get(k, 0) + v
+        self.cassettes_used.update(other["cassettes_used"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "replayed": self.replayed,
+            "recorded": self.recorded,
+            "rerecorded": self.rerecorded,
+            "failed": self.failed,
+            "missed": self.missed,
+            "drifted": self.drifted,
+            "served": dict(self.served),
+            "recorded_calls": dict(self.recorded_calls),
+            "tokens_saved": self.tokens_saved,
+            "cassettes_used": sorted(self.cassettes_used),
+            "files": {what: sorted(paths) for what, paths in self.files.items()},
+        }
+
+    def cassettes(self, what: str) -> int:
+        """How many cassette files were counted as ``what`` (``replayed``, ``recorded``, ...)."""
+        return len(self.files.get(what, ())) or getattr(self, what)
+
+
+run_stats = RunStats()
+_stats_lock = threading.Lock()
+
+
+def _exists(path: Path) -> bool:
+    """Whether a cassette is at ``path``; a path no file can have (a name too long) is a `CassetteIOError`."""
+    try:
+        return path.exists()
+    except OSError as exc:  # pathlib answers False only for "no such file" and a symlink loop
+        raise CassetteIOError(
+            f"cannot use the cassette path {str(path.absolute())!r:.300}: {exc.strerror or exc}. "
+            "Choose a shorter (or valid) path for the cassette.",
+            path=path,
+        ) from None
+
+
+def _index(keys: list[str]) -> dict[str, int | list[int]]:
+    """Match key -> the position of its interaction, or the positions of several, last first."""
+    index: dict[str, int | list[int]] = dict(zip(keys, range(len(keys))))
+    if len(index) < len(keys):  # some call was made more than once: those keys get a list
+        seen: dict[str, list[int]] = {}
+        for pos in range(len(keys) - 1, -1, -1):
+            seen.setdefault(keys[pos], []).append(pos)
+        index.update((key, positions) for key, positions in seen.items() if len(positions) > 1)
+    return index
+
+
+class Slot:
+    """A call being recorded: its place in the order is fixed when it starts."""
+
+    __slots__ = (
+        "_build",
+        "_landed",
+        "_response",
+        "cancelled",
+        "done",
+        "key",
+        "kind",
+        "parallel",
+        "partial",
+        "request",
+    )
+
+    def __init__(self, kind: str, key: str, request: dict[str, Any]) -> None:
+        self.kind = kind
+        self.key = key
+        self.request = request
+        self._response: dict[str, Any] | None = None
+        self._build: Callable[[], dict[str, Any]] | None = None
+        self.done = False
+        self.cancelled = False
+        # what a stream still in progress has received, asked for only if the session ends first
+        self.partial: Callable[[], dict[str, Any]] | None = None
+        # in flight at once with a call from another thread or task (asyncio.gather, a thread pool):
+        # the order it reached the seam in was the scheduler's, not the agent's
+        self.parallel = False
+        self._landed: Callable[[Slot], None] | None = None  # tells the session it is no longer in flight
+
+    def _land(self) -> None:
+        landed, self._landed = self._landed, None
+        if landed is not None:
+            landed(self)
+
+    @property
+    def response(self) -> dict[str, Any] | None:
+        build = self._build
+        if build is not None:  # parsed on first use (the save), not while the caller parses it too
+            self._response = build()
+            self._build = None
+        return self._response
+
+    def update(self, response: dict[str, Any]) -> None:
+        """Keep what has been received so far (a stream in progress)."""
+        self._response, self._build = response, None
+
+    def finish(self, response: dict[str, Any]) -> None:
+        self._response, self._build = response, None
+        self.done = True
+        self._land()
+
+    def finish_later(self, build: Callable[[], dict[str, Any]]) -> None:
+        """The call is complete; ``build()`` makes its record when it is first needed.
+
+        A live body is handed to the caller as the very bytes it arrived in; parsing it
+        for the cassette at once would hold a second parsed copy while the SDK parses
+        its own (a 50 MB answer would cost 50 MB more at the call's peak).
+        """
+        self._response, self._build = None, build
+        self.done = True
+        self._land()
+
+    def cancel(self) -> None:
+        """The call never produced a response (connection error): it is not recorded."""
+        self.cancelled = True
+        self._land()
+
+
+class Session:
+    """One cassette in use. Prefer `cassette.use` / `cassette.using` to building one.
+
+    Example::
+
+        with Session("tests/cassettes/triage.json", mode="replay") as session:
+            ...
+        session.stats()
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        mode: str | Mode | None = None,
+        *,
+        store: str | Path | None = None,
+        check_order: str | bool | None = None,
+        unused: str | None = None,
+        blob_threshold: int | None = None,
+        compress: bool | None = None,
+        config: Config | None = None,
+        shared: tuple[str, frozenset[str]] | None = None,
+    ) -> None:
+        self.config = config or load_config()
+        # (this test's id, the ids of every test sharing the cassette): a recording then replaces
+        # only this test's calls in the file, tagging each with `test`, and keeps the others'
+        self.shared = shared
+        self._prior: list[Interaction] = []
+        self._insert_at: int | None = None  # where in _prior this test's calls were (None: at the end)
+        if "\x00" in str(path):
+            raise CassetteConfigError(
+                f"the cassette path {str(path)!r:.120} holds a NUL byte, which no file name can. "
+                "Fix the path."
+            )
+        # resolved against the working directory once, as open() does: an agent that changes
+        # directory inside the block must not move where the cassette is read and written
+        self.path = Path(path).absolute()
+        self.requested_mode = resolve_mode(mode, self.config)
+        if store is not None:
+            if not isinstance(store, str | os.PathLike) or "\x00" in str(store) or not str(store).strip():
+                raise CassetteConfigError(f"store must be a directory path, got {store!r:.80}.")
+            self.store = Path(store).absolute()
+        elif self.config.store or _is_within(self.path, self.config.cassette_root()):
+            self.store = self.config.store_path()
+        else:
+            self.store = default_store_for(self.path)
+        self.check_order = _flag(check_order, self.config.check_order, "check_order")
+        self.unused_policy = _flag(unused, self.config.unused, "unused")
+        if blob_threshold is not None and (
+            isinstance(blob_threshold, bool) or not isinstance(blob_threshold, int) or blob_threshold < 0
+        ):
+            raise CassetteConfigError(
+                f"blob_threshold must be a non-negative number of bytes, got {blob_threshold!r}."
+            )
+        self.blob_threshold = self.config.blob_threshold if blob_threshold is None else blob_threshold
+        if compress is not None and not isinstance(compress, bool):
+            raise CassetteConfigError(f"compress must be True or False, got {compress!r:.80}.")
+        self.compress = self.config.compress if compress is None else compress
+        self.mode: Mode = self.requested_mode  # auto is resolved on start
+        self.cassette: Cassette | None = None
+        self.committed: Cassette | None = None
+        self.misses: list[CassetteMiss] = []
+        self.drift: list[Any] = []
+        self.written: Path | None = None
+        self._lock = threading.Lock()
+        # replay: match key -> the position of its one interaction in the cassette, or the positions
+        # of several (last-served-first); a key leaves when its last interaction is served
+        self._index: dict[str, int | list[int]] = {}
+        self._keys: frozenset[str] | None = None
+        self._served: list[int] = []
+        self._slots: list[Slot] = []
+        self._in_flight: dict[Slot, tuple[int, object]] = {}  # recording: calls begun, not ended (origins)
+        self._served_by_kind: dict[str, int] = {}
+        self._redacted: dict[str, list[int]] | None = None  # replay: redacted key -> positions
+        self._verified: dict[str, int] = {}  # blobs checked by replay (see check_refs)
+        self._blobs: BlobStore | None = None  # replay: the cassette's store, its real path resolved once
+        self._tokens_saved = 0
+        self._token: contextvars.Token[Session | None] | None = None
+        self._started = False
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def replaying(self) -> bool:
+        return self.mode is Mode.REPLAY
+
+    def start(self) -> Session:
+        if self._started:
+            raise CassetteError(f"session for {self.path} is already in use; create a new one per block.")
+        self._started = True
+        if self.shared is not None:
+            self._start_shared()
+        elif self.requested_mode is Mode.AUTO:
+            self.mode = Mode.REPLAY if _exists(self.path) else Mode.RECORD
+        if self.mode is Mode.REPLAY:
+            # reading and indexing build no cycles: collector passes would only re-scan new objects
+            paused = gc.isenabled()
+            gc.disable()
+            try:
+                # absolute: every error about the file (corrupt, missing blob...) names its full path;
+                # lazy: only keys are read now, each interaction is parsed when served
+                self.cassette = load_cassette(self.path.absolute(), self.store, lazy=True)
+                self._index = _index(self.cassette.match_keys())
+                if self.shared is not None:
+                    self._own_first(self.shared[0])
+                self._blobs = BlobStore(self.cassette.store) if self.cassette.store else None
+            finally:
+                if paused:
+                    gc.enable()
+        elif self.mode is Mode.RERECORD and _exists(self.path):
+            self.committed = load_cassette(self.path.absolute(), self.store)
+        if self.mode is not Mode.REPLAY:  # refused now, not after the whole recording has run
+            target = pending_path(self.path) if self.mode is Mode.RERECORD else self.path
+            try:
+                refuse_special(target)
+            except NotRegularFileError as exc:
+                raise not_writable_error(target, exc) from None
+        self._token = _current.set(self)
+        with _active_lock:
+            _active.append(self)
+        return self
+
+    def _own_first(self, test: str) -> None:
+        """In a shared cassette, a call several tests made is served from this test's own recording."""
+        assert self.cassette is not None
+        for key, entry in self._index.items():
+            if isinstance(entry, list):  # positions, last first: the end is served first
+                own = [p for p in entry if self.cassette.item(p).extra.get("test") == test]
+                if own:
+                    self._index[key] = [p for p in entry if p not in own] + own
+
+    def _start_shared(self) -> None:
+        """A cassette several tests share: ``auto`` records this test's calls unless the file has them,
+        and a recording keeps the calls of the file's other tests (those still sharing it)."""
+        assert self.shared is not None
+        test, sharing = self.shared
+        target = pending_path(self.path) if self.requested_mode is Mode.RERECORD else self.path
+        if self.requested_mode is Mode.RERECORD and not _exists(target):
+            target = self.path  # the first test re-recorded: the others' calls come from the committed file
+        if self.requested_mode is Mode.REPLAY or not _exists(target):
+            if self.requested_mode is Mode.AUTO:
+                self.mode = Mode.RECORD
+            return
+        held = load_cassette(target.absolute(), self.store)
+        owners = [i.extra.get("test") for i in held.interactions]
+        if self.requested_mode is Mode.AUTO:
+            # replayed if the file holds its calls (or calls untagged: recorded before it was shared)
+            if test in owners or (owners and not any(isinstance(o, str) for o in owners)):
+                self.mode = Mode.REPLAY
+                return
+            self.mode = Mode.RECORD
+        self._prior = [
+            held.hydrated(i)
+            for i, owner in zip(held.interactions, owners)
+            if isinstance(owner, str) and owner != test and owner in sharing
+        ]
+        if test in owners:  # its new calls go where its old ones were: an unchanged test moves nothing
+            first = owners.index(test)
+            self._insert_at = sum(
+                1 for o in owners[:first] if isinstance(o, str) and o != test and o in sharing
+            )
+
+    def finish(self, exc: BaseException | None = None) -> None:
+        if self._token is not None:
+            try:
+                _current.reset(self._token)
+            except ValueError:  # finished in another context (a generator closed elsewhere)
+                _current.set(None)
+            self._token = None
+        with _active_lock:
+            if self in _active:
+                _active.remove(self)
+        # kept for cassette.drift() and semantic_drift(), which read a rerecord; any other session is
+        # not kept, so its parsed cassette is freed when its block ends, not when the next one does
+        _last.set(self if self.requested_mode is Mode.RERECORD else None)
+        if self.replaying:
+            self._finish_replay(exc)
+        else:
+            self._finish_record(exc)
+
+    def __enter__(self) -> Session:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.finish(exc)
+
+    async def __aenter__(self) -> Session:
+        return self.start()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.finish(exc)
+
+    # --- the seam -------------------------------------------------------------------------------
+
+    def key_for(self, request: dict[str, Any]) -> str:
+        return request_key(request)
+
+    def recorded(self, key: str) -> bool:
+        """Replay: whether the cassette holds a call with this match key (served or not)."""
+        if self._keys is None:
+            self._keys = frozenset(self.cassette.match_keys()) if self.cassette is not None else frozenset()
+        return key in self._keys
+
+    def serve(self, kind: str, request: dict[str, Any], *, copy: bool = True) -> Interaction:
+        """Replay: the recorded interaction for this normalised request, or raise `CassetteMiss`.
+
+        ``copy=False`` is for a caller that only reads the response (the HTTP seam turns it
+        into bytes): a response holding no blob reference is then handed over as recorded
+        instead of being rebuilt.
+        """
+        key = request_key(request)
+        with self._lock:
+            entry = self._index.get(key)
+            if entry is not None:
+                if isinstance(entry, int):
+                    pos = entry
+                    del self._index[key]
+                else:
+                    pos = entry.pop()
+                    if not entry:
+                        del self._index[key]
+                inter = self._book(kind, pos)  # parsed here, when first served
+            else:
+                inter = None
+        if inter is None and self.cassette is not None:
+            found = (
+                self._serve_redacted(kind, request)
+                or self._serve_wildcard(kind, request)
+                or self._serve_hosted(kind, request)
+            )
+            if found is not None:
+                pos, inter = found
+        if inter is None:
+            miss = self._explain_miss(kind, request, key)
+            with self._lock:
+                self.misses.append(miss)
+            raise miss
+        assert self.cassette is not None
+        # a missing or tampered blob fails here, not silently; a history shared with earlier calls
+        # is not checked again (only the new nodes of a chain are read)
+        checked, holds = self.cassette.served_refs(pos, self._verified)
+        if not checked:
+            check_refs(inter.request, self.cassette, self._verified, self._blobs)
+        response = inter.response
+        if copy or holds:
+            response = self.cassette.hydrate(response)
+            if not isinstance(response, dict):  # the response itself was a blob reference
+                raise CassetteShapeError(
+                    f"{self.cassette.path}: interactions[{pos}] (seq {inter.seq}) has a response that is "
+                    f"a {type(response).__name__}, not an object. Restore the cassette from git or "
+                    "re-record it.",
+                    path=self.cassette.path,
+                )
+        tokens = tokens_of(response)
+        if tokens:
+            with self._lock:
+                self._tokens_saved += tokens
+        if response is inter.response:
+            return inter
+        return Interaction(inter.seq, inter.kind, inter.key, inter.request, response, inter.extra)
+
+    def _serve_redacted(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
+        """Replay, after a miss: the recorded call whose redacted request matches this one's.
+
+        A request rebuilt from replayed, redacted data (a tool result or model output that
+        held a secret when recorded) holds placeholders where the live run had the secret.
+        """
+        from cassette.plugins.manager import redacted, redacted_key
+
+        assert self.cassette is not None
+        if self._redacted is None:
+            self._redacted = self.cassette.redacted_keys()  # read once, on the first miss
+        if not self._redacted:
+            return None
+        positions = self._redacted.get(redacted_key(redacted(request, kind, "request")))
+        with self._lock:
+            keys = self.cassette.match_keys()
+            while positions:
+                pos = positions.pop()
+                if self.cassette.item(pos).kind == kind and self._take(pos, keys[pos]):
+                    return pos, self._book(kind, pos)
+        return None
+
+    def _take(self, pos: int, key: str) -> bool:
+        """Remove recorded call ``pos`` (match key ``key``) from the unserved index, under the lock;
+        False when it was served already (by its own key)."""
+        entry = self._index.get(key)
+        if entry == pos:
+            del self._index[key]
+        elif isinstance(entry, list) and pos in entry:
+            entry.remove(pos)
+            if not entry:
+                del self._index[key]
+        else:
+            return False
+        return True
+
+    def _book(self, kind: str, pos: int) -> Interaction:
+        """Count recorded call ``pos`` as served (under the lock) and hand it back."""
+        assert self.cassette is not None
+        inter = self.cassette.take(pos)
+        if inter.extra.get("parallel") is not True:  # a parallel call's place was the scheduler's
+            self._served.append(inter.seq)
+        self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
+        return inter
+
+    def _serve_wildcard(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
+        """Replay, after both keys missed: the first unserved recorded call that this request
+        matches when each placeholder in it stands for any text.
+
+        A value redacted by its field's name but not spread through the recording (a bare word,
+        ``"api_key": "disabled"``) replays as ``<redacted>``; an agent that copies it into its
+        next prompt sends ``<redacted>`` where the recording holds the word. Only a request that
+        holds a placeholder is looked at this way, and only on a miss.
+        """
+        from cassette.plugins.manager import placeholder_pattern, wildcard_match
+
+        if not placeholder_pattern.search(orjson.dumps(request)):
+            return None
+        return self._serve_first(kind, lambda recorded: wildcard_match(request, recorded))
+
+    def _serve_hosted(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
+        """Replay, after every key missed: an SDK call to an endpoint that is not a model call (keyed
+        by its path, ``"url": "/v1/models"``) as an earlier release recorded it, under its whole URL
+        (``"https://api.openai.com/v1/models"``): the first unserved one that differs in that only."""
+        url = request.get("url")
+        if kind != "http" or not isinstance(url, str) or not url.startswith("/"):
+            return None
+
+        rest = {k: v for k, v in request.items() if k != "sdk"}  # not in such a recording either
+
+        def hosted(recorded: dict[str, Any]) -> bool:
+            whole = recorded.get("url")
+            if not isinstance(whole, str) or not urlsplit(whole).netloc:
+                return False
+            return (urlsplit(whole).path or "/") == url and {**recorded, "url": url} == rest
+
+        return self._serve_first(kind, hosted)
+
+    def _serve_first(
+        self, kind: str, matches: Callable[[dict[str, Any]], bool]
+    ) -> tuple[int, Interaction] | None:
+        """Replay, after a miss: the first unserved recorded call of ``kind`` whose (hydrated)
+        request ``matches``, taken off the index."""
+        assert self.cassette is not None
+        with self._lock:
+            keys = self.cassette.match_keys()
+            unserved = sorted(
+                p for entry in self._index.values() for p in ((entry,) if isinstance(entry, int) else entry)
+            )
+            for pos in unserved:
+                inter = self.cassette.item(pos)
+                if inter.kind != kind:
+                    continue
+                try:
+                    recorded = self.cassette.hydrate(inter.request)
+                except CassetteError:
+                    continue  # a missing blob is reported when (if) that call is served by its key
+                if matches(recorded) and self._take(pos, keys[pos]):
+                    return pos, self._book(kind, pos)
+        return None
+
+    def begin(self, kind: str, request: dict[str, Any]) -> Slot:
+        """Record: reserve this call's place in the order before it runs."""
+        slot = Slot(kind, request_key(request), request)
+        with self._lock:
+            self._slots.append(slot)
+        self._track(slot)
+        return slot
+
+    def _track(self, slot: Slot) -> None:
+        """Count ``slot`` in flight until it ends, marking it and the calls it overlaps as parallel."""
+        origin = _origin()
+        with self._lock:
+            # a call of another thread or task still in flight: the two ran at once, and which one
+            # reached the seam first was the scheduler's choice (a call made inside another of the
+            # same task, a tool calling a model, is nested, not parallel)
+            others = [other for other, where in self._in_flight.items() if where != origin]
+            if others:
+                slot.parallel = True
+                for other in others:
+                    other.parallel = True
+            self._in_flight[slot] = origin
+            slot._landed = self._landed
+
+    def _landed(self, slot: Slot) -> None:
+        with self._lock:
+            self._in_flight.pop(slot, None)
+
+    def call(
+        self, kind: str, request: dict[str, Any], perform: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Serve ``request`` from the cassette, or run ``perform()`` and record its response."""
+        if self.replaying:
+            return self.serve(kind, request).response
+        slot = self.begin(kind, request)
+        try:
+            response = perform()
+        except BaseException:
+            slot.cancel()
+            raise
+        slot.finish(response)
+        return response
+
+    async def acall(
+        self, kind: str, request: dict[str, Any], perform: Callable[[], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        if self.replaying:
+            return self.serve(kind, request).response
+        slot = self.begin(kind, request)
+        try:
+            response = await perform()
+        except BaseException:
+            slot.cancel()
+            raise
+        slot.finish(response)
+        return response
+
+    # --- reports --------------------------------------------------------------------------------
+
+    @property
+    def interactions(self) -> list[Interaction]:
+        """What this session holds: the recorded calls so far, or the cassette being replayed."""
+        if self.replaying and self.cassette is not None:
+            return list(self.cassette.interactions)
+        return [
+            Interaction(i, s.kind, s.key, s.request, s.response or {})
+            for i, s in enumerate(self._live_slots())
+        ]
+
+    def unused(self) -> list[Interaction]:
+        """Recorded interactions not (yet) served in this replay."""
+        with self._lock:
+            left = sorted(pos for v in self._index.values() for pos in ([v] if isinstance(v, int) else v))
+        if not left or self.cassette is None:
+            return []
+        return sorted((self.cassette.interactions[pos] for pos in left), key=lambda i: i.seq)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "mode": self.mode.value,
+            "served": dict(self._served_by_kind),
+            "recorded": {
+                k: sum(1 for s in self._live_slots() if s.kind == k) for k in ("llm", "tool", "http")
+            },
+            "tokens_saved": self._tokens_saved,
+        }
+
+    def _live_slots(self) -> list[Slot]:
+        with self._lock:
+            return [s for s in self._slots if not s.cancelled]
+
+    def _explain_miss(self, kind: str, request: dict[str, Any], key: str) -> CassetteMiss:
+        from cassette.plugins.manager import redacted
+
+        full = resolve_path(self.path)
+        shown = redacted(request, kind, "request")
+        what = _describe(kind, shown)
+        assert self.cassette is not None
+        same_key = [i for i in self.cassette.interactions if i.key == key]
+        if same_key:
+            times = "once" if len(same_key) == 1 else f"{len(same_key)} times"
+            message = (
+                f"cassette {full}: {what} was called {len(same_key) + 1} times but recorded only {times}. "
+                "Re-record (CASSETTE_MODE=rerecord, then `cassette accept`) if the agent now makes this "
+                "call more often."
+            )
+            return CassetteMiss(message, path=full, request=shown)
+        candidates = [i for i in self.cassette.interactions if i.kind == kind]
+        lines = [f"cassette {full} has no recorded {kind} call matching {what}."]
+        if candidates:
+            best: tuple[int, Interaction, list[tuple[str, Any, Any]]] | None = None
+            for inter in candidates:
+                try:
+                    recorded = self.cassette.hydrate(inter.request)
+                except CassetteError:
+                    continue
+                diffs = field_diff(shown, recorded)
+                if best is None or len(diffs) < best[0]:
+                    best = (len(diffs), inter, diffs)
+            if best is not None and not best[2]:
+                lines.append(
+                    f"Recorded {kind} call #{best[1].seq} reads the same once redacted: the two differ only "
+                    "in a value the cassette keeps redacted (a secret), so this call cannot be told apart "
+                    "from it by what is stored."
+                )
+            elif best is not None:
+                lines.append(
+                    f"Nearest recorded {kind} call is #{best[1].seq}; it differs in (this call != recorded):"
+                )
+                lines.extend("  " + d for d in format_diff(best[2]))
+        else:
+            lines.append(f"The cassette holds no {kind} calls at all.")
+        lines.append(
+            "Fix: re-record (CASSETTE_MODE=rerecord, review, then `cassette accept`; or "
+            "CASSETTE_MODE=record), or drop a volatile field in a cassette_normalize plugin."
+        )
+        return CassetteMiss("\n".join(lines), path=full, request=shown)
+
+    # --- finishing ------------------------------------------------------------------------------
+
+    def _finish_replay(self, exc: BaseException | None) -> None:
+        self._count("missed" if self.misses else "replayed")
+        if self.misses and not isinstance(exc, CassetteMiss):
+            # the agent swallowed the miss, or an SDK wrapped it: the block still fails on it
+            raise self.misses[0] from exc
+        if exc is not None:
+            return
+        if self.check_order != "off":
+            divergence = _first_divergence(self._served)
+            if divergence:
+                message = (
+                    f"cassette {resolve_path(self.path)}: calls replayed out of recorded order: {divergence}"
+                )
+                if self.check_order == "error":
+                    raise CassetteOrderError(
+                        message + " Re-record, or pass check_order='off'.", path=self.path
+                    )
+                warnings.warn(message, CassetteWarning, stacklevel=3)
+        if self.unused_policy != "off":
+            left = self.unused()
+            if left:
+                listing = ", ".join(f"#{i.seq} {i.kind}" for i in left[:10])
+                message = (
+                    f"cassette {resolve_path(self.path)}: {len(left)} recorded interaction(s) were never "
+                    f"used ({listing}). The agent makes fewer calls than when recorded; re-record to drop "
+                    "them."
+                )
+                if self.unused_policy == "error":
+                    raise CassetteUnusedError(message, path=self.path)
+                warnings.warn(message, CassetteWarning, stacklevel=3)
+
+    def _finish_record(self, exc: BaseException | None) -> None:
+        from cassette.plugins.manager import redacted, redacted_key, removed_values, spread_redactions
+
+        slots = self._live_slots()
+        parts: list[tuple[Any, Any]] = []
+        secrets: set[str] = set()
+        for slot in slots:
+            response = slot.response
+            if response is None:
+                response = slot.partial() if slot.partial is not None else {}
+            if not slot.done:
+                response = dict(response, incomplete=True)
+            clean = (redacted(slot.request, slot.kind, "request"), redacted(response, slot.kind, "response"))
+            removed_values(slot.request, clean[0], secrets)
+            removed_values(response, clean[1], secrets)
+            parts.append(clean)
+        interactions = []
+        for seq, (slot, (request, response)) in enumerate(zip(slots, parts)):
+            if secrets:
+                # a value redacted by its field's name (a tool's session_token) is a secret wherever the
+                # agent copied it (the next prompt), though no text rule knows its shape
+                request, response = spread_redactions(request, secrets), spread_redactions(response, secrets)
+            # a request that held a secret also gets the key of its redacted form: replay finds it
+            # by that key when the request is rebuilt from redacted tool results or model output
+            extra: dict[str, Any] = {}
+            if request_key(request) != slot.key:
+                extra["redacted_key"] = redacted_key(request)
+            if self.shared is not None:
+                extra["test"] = self.shared[0]  # whose call it is, in a cassette several tests share
+            if slot.parallel:
+                extra["parallel"] = True  # its place in the order is not checked on replay
+            interactions.append(Interaction(seq, slot.kind, slot.key, request, response, extra))
+        if self._prior and exc is None:  # among the calls of the other tests sharing the cassette
+            at = len(self._prior) if self._insert_at is None else self._insert_at
+            interactions = _renumbered([*self._prior[:at], *interactions, *self._prior[at:]])
+        if exc is not None and self.shared is not None:
+            # the failed recording is shared too: the other tests' failed calls in it are kept
+            if not interactions:
+                self._count("failed")
+                return  # this test made no call: nothing to add, and nothing of theirs to drop
+            others, _ = self._failed_of_others()
+            interactions = _renumbered([*others, *interactions])
+        new = Cassette(path=self.path, interactions=interactions, store=self.store)
+        if exc is not None:
+            target = failed_path(self.path)
+        elif self.mode is Mode.RERECORD:
+            target = pending_path(self.path)
+        else:
+            target = self.path
+        new.path = target
+        save_cassette(new, target, self.blob_threshold, compress=self.compress)
+        self.written = target
+        self.cassette = new
+        if exc is not None:
+            self._count("failed")  # its calls were made live all the same
+            return
+        if not interactions:
+            warnings.warn_explicit(
+                f"cassette {self.path.absolute()}: recorded no calls. Is the client instrumented "
+                "(`client = cassette.instrument(OpenAI())`, or `http_client=cassette.http_client()`), "
+                "and each tool decorated with @cassette.tool? An SDK client made without it calls the "
+                "network directly, unrecorded.",
+                CassetteWarning,
+                filename=str(self.path),  # shown where the warning is about, not in our source
+                lineno=1,
+            )
+        self._drop_failed()
+        if self.mode is Mode.RERECORD:
+            from cassette.review.drift import diff_cassettes
+
+            old = self.committed or Cassette(path=self.path, store=self.store)
+            self.drift = diff_cassettes(old, new)
+            self._count("rerecorded", drifted=bool(self.drift))
+        else:
+            self._count("recorded")
+
+    def _failed_of_others(self) -> tuple[list[Interaction], int]:
+        """The calls of the other tests sharing the cassette in its failed recording, and how many
+        calls that file holds in all (none when there is no such file).
+
+        A failed recording that cannot be read is replaced, as one of an unshared cassette is.
+        """
+        assert self.shared is not None
+        test = self.shared[0]
+        stale = failed_path(self.path)
+        if not _exists(stale):
+            return [], 0
+        try:
+            held = load_cassette(stale.absolute(), self.store)
+            others = [
+                held.hydrated(i)
+                for i in held.interactions
+                if isinstance(i.extra.get("test"), str) and i.extra.get("test") != test
+            ]
+        except CassetteError:
+            return [], 0
+        return others, len(held.interactions)
+
+    def _drop_failed(self) -> None:
+        """A recording that passed: its failed recording is stale. In a shared cassette only this
+        test's calls are dropped from it; the file goes when no other test's are left."""
+        stale = failed_path(self.path)
+        if not stale.exists():
+            return
+        others, held = self._failed_of_others() if self.shared is not None else ([], 0)
+        if not others:
+            stale.unlink()
+        elif len(others) < held:
+            save_cassette(
+                Cassette(path=stale, interactions=_renumbered(others), store=self.store),
+                stale,
+                self.blob_threshold,
+                compress=self.compress,
+            )
+
+    def _count(self, what: str, drifted: bool = False) -> None:
+        with _stats_lock:
+            setattr(run_stats, what, getattr(run_stats, what) + 1)
+            run_stats.drifted += int(drifted)
+            for k, v in self._served_by_kind.items():
+                run_stats.served[k] = run_stats.served.get(k, 0) + v
+            for s in self._live_slots():
+                run_stats.recorded_calls[s.kind] = run_stats.recorded_calls.get(s.kind, 0) + 1
+            run_stats.tokens_saved += self._tokens_saved
+            where = str(resolve_path(self.path))  # never raises: a looping path is made absolute
+            run_stats.cassettes_used.add(where)
+            run_stats.files.setdefault(what, set()).add(where)
+
+
+def _flag(value: str | bool | None, default: str, name: str) -> str:
+    if value is None:
+        return default
+    if value is True:
+        return "warn"
+    if value is False:
+        return "off"
+    if value not in ("warn", "error", "off"):
+        raise CassetteConfigError(f"{name} must be 'warn', 'error', 'off' or a bool, got {value!r}.")
+    return value
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        resolve_path(path).relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def _describe(kind: str, request: dict[str, Any]) -> str:
+    if kind == "tool":
+        return f"tool {request.get('name')!r}"
+    if kind == "llm":
+        model = request.get("model")
+        return f"{request.get('provider', 'llm')} {request.get('endpoint', '')} (model {model!r})".strip()
+    return f"{request.get('method', '')} {request.get('url', '')}".strip() or kind
+
+
+def _renumbered(interactions: list[Interaction]) -> list[Interaction]:
+    """The interactions of one file in their new order, each ``seq`` its position."""
+    return [
+        Interaction(seq, i.kind, i.key, i.request, i.response, i.extra) for seq, i in enumerate(interactions)
+    ]
+
+
+def _origin() -> tuple[int, object]:
+    """Where a call comes from: its thread, and its asyncio task if it runs in one."""
+    try:
+        task: object = asyncio.current_task()
+    except RuntimeError:  # no event loop running in this thread
+        task = None
+    return threading.get_ident(), task
+
+
+def _first_divergence(served: list[int]) -> str | None:
+    expected = sorted(served)
+    for n, (got, want) in enumerate(zip(served, expected)):
+        if got != want:
+            return f"call {n + 1} was served recorded interaction #{got}, expected #{want}"
+    return None

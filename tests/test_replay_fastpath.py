@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from cassette import hookimpl
-from cassette.core.model import HttpRequest
+from cassette.core.model import HttpRequest, holds_refs
 from cassette.plugins.manager import get_plugin_manager, normalize_http
-from cassette.store.refs import holds_refs
 
 CHAT = HttpRequest(
     "POST",

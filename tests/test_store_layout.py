@@ -353,7 +353,7 @@ def test_the_response_text_check_never_misses_a_reference(devserver: DevServer) 
         recorded = [_echo("short"), _echo("long " * 2000), _echo("x" * 3)]
     full = load_cassette(path)
     lazy = load_cassette(path, lazy=True)
-    from cassette.store.refs import holds_refs
+    from cassette.core.model import holds_refs
 
     flags = [holds_refs(i.response) for i in full.interactions]
     assert flags == [False, True, False]  # the long answer went to a blob

@@ -8,6 +8,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
+
+from cassette.errors import MissingBlobError
+
 KINDS = ("llm", "tool", "http")
 
 
@@ -106,17 +110,50 @@ class Cassette:
         is one `check_refs` has checked already (recorded in ``verified``), so the request need not
         be checked again; and whether its response may hold blob references, so it must be
         hydrated to be read. Either answer may err the safe way (False, True)."""
-        from cassette.store.refs import holds_refs
-
         return False, holds_refs(self.item(i).response)
 
     def hydrate(self, value: Any) -> Any:
-        """Replace blob references in ``value`` by their content (read from the store)."""
-        from cassette.store.refs import hydrate
+        """``value`` with its blob references replaced by their content.
 
-        return hydrate(value, self)
+        A cassette built in memory holds none (references are made when it is saved); one read
+        from files is a `cassette.store.refs.StoredCassette`, which resolves them from its store.
+        """
+        if holds_refs(value):
+            raise MissingBlobError(
+                f"{self.path}: a value holds blob references but the cassette was not read from its "
+                "files. Open it with cassette.load_cassette().",
+                path=self.path,
+            )
+        return value
 
     def hydrated(self, inter: Interaction) -> Interaction:
         """A copy of ``inter`` (one of this cassette's) with its request and response hydrated."""
         request, response = self.hydrate(inter.request), self.hydrate(inter.response)
         return Interaction(inter.seq, inter.kind, inter.key, request, response, inter.extra)
+
+
+def holds_refs(value: Any) -> bool:
+    """Whether hydrating ``value`` could change it: it may hold a blob reference or ``$literal``.
+
+    Read from the compact JSON at C speed (a string that merely says ``"$blob"`` answers True,
+    which only costs a needless hydration); a value answering False is its own hydrated form.
+
+    Example::
+
+        holds_refs({"json": {"id": "chatcmpl-1"}}) is False
+    """
+    if isinstance(value, dict) and "$blob" not in value and "$literal" not in value:
+        return any(_holds_refs(v) for v in value.values())
+    return _holds_refs(value)
+
+
+def _holds_refs(value: Any) -> bool:
+    if isinstance(value, list) and set(map(type, value)) <= {str}:  # SSE events: no JSON to write out
+        return False
+    if value is None or isinstance(value, str | int | float):
+        return False
+    try:
+        data = orjson.dumps(value)
+    except TypeError:  # integers beyond 64 bits, too deep: let hydrate decide
+        return True
+    return b'"$blob"' in data or b'"$literal"' in data

@@ -20,14 +20,13 @@ from cassette.core.compression import gunzip, is_compressed
 from cassette.core.model import Cassette
 from cassette.errors import (
     CassetteError,
-    CassetteShapeError,
-    InvalidBlobRefError,
     MissingBlobError,
     TamperedBlobError,
 )
-from cassette.store.blobs import _BLOB_ID, BLOB_DIR_NAME, git_blob_id
+from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, git_blob_id, invalid_ref_error
 from cassette.store.files import TMP_SUFFIX
 from cassette.store.manifest import parse_manifest
+from cassette.store.refs import StoredCassette
 
 _BLOB_PATH = re.compile(r"(?:^|/)\.blobs/([0-9a-f]{2})/([0-9a-f]{38})$")
 
@@ -236,22 +235,32 @@ def looks_like_manifest(path: str, data: bytes | None) -> bool:
 BlobReader = Callable[[str], bytes | None]
 
 
-class SnapshotCassette(Cassette):
-    """A cassette read from git: blob references resolve through a reader (git objects, then disk)."""
+class GitBlobSource:
+    """A `BlobSource` over a reader of git's objects (staged or committed), then blob-store folders.
 
-    reader: BlobReader | None = None
+    ``verify=False`` (for display only, as textconv shows a damaged file) skips the hash check.
+    """
 
-    def hydrate(self, value: Any) -> Any:
-        reader = self.reader
-        if reader is None:
-            return super().hydrate(value)
-        try:
-            return hydrate_with(value, reader, self.path)
-        except RecursionError:
-            raise CassetteShapeError(
-                f"{self.path}: a recorded value nests too deeply to read. Re-record the cassette.",
-                path=self.path,
-            ) from None
+    def __init__(self, reader: BlobReader, *, verify: bool = True) -> None:
+        self.reader = reader
+        self.verify = verify
+
+    def get(self, blob_id: str, *, manifest: Path | None = None) -> bytes:
+        where = manifest or Path(".")
+        if not BLOB_ID.fullmatch(blob_id):
+            raise invalid_ref_error(where, blob_id)
+        data = self.reader(blob_id)
+        if data is None:
+            raise MissingBlobError(
+                f"{where} references blob {blob_id}, which is neither in git nor in the blob store. "
+                "Stage the blob store (git add the .blobs directory) or re-record the cassette.",
+                path=where,
+            )
+        if self.verify and git_blob_id(data) != blob_id:
+            raise TamperedBlobError(
+                f"{where}: blob {blob_id} does not match its hash. Re-record the cassette.", path=where
+            )
+        return data
 
 
 def cassette_from_bytes(data: bytes, path: str, reader: BlobReader, store: Path | None = None) -> Cassette:
@@ -263,10 +272,13 @@ def cassette_from_bytes(data: bytes, path: str, reader: BlobReader, store: Path 
         c.hydrate(c.interactions[0].response)
     """
     parsed = parse_manifest(data, Path(path), store)
-    out = SnapshotCassette(
-        path=parsed.path, interactions=parsed.interactions, store=parsed.store, meta=parsed.meta
+    out = StoredCassette(
+        path=parsed.path,
+        interactions=parsed.interactions,
+        store=parsed.store,
+        meta=parsed.meta,
+        source=GitBlobSource(reader),
     )
-    out.reader = reader
     return out
 
 
@@ -284,108 +296,6 @@ def git_blob_reader(repo: Any, fallback_dirs: tuple[Path, ...] = ()) -> BlobRead
         return None
 
     return read
-
-
-def hydrate_with(
-    value: Any, reader: BlobReader, manifest: Path, depth: int = 0, *, lenient: bool = False
-) -> Any:
-    """Resolve ``{"$blob": id}`` references with ``reader``, verifying each payload against its id.
-
-    ``lenient`` (for display only) puts ``"<missing blob …>"`` where a payload
-    cannot be read instead of raising.
-    """
-    if isinstance(value, list):
-        return [hydrate_with(v, reader, manifest, depth, lenient=lenient) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if "$blob" in value:
-        blob_id = value["$blob"]
-        if (
-            not isinstance(blob_id, str)
-            or not _BLOB_ID.fullmatch(blob_id)
-            or set(value)
-            - {
-                "$blob",
-                "$json",
-                "$chain",
-            }
-        ):
-            raise InvalidBlobRefError(
-                f"{manifest}: invalid blob reference {str(value)[:80]}. Re-record the cassette.",
-                path=manifest,
-            )
-        if "$chain" in value:
-            from cassette.store.refs import walk_chain
-
-            def read_node(node_id: Any) -> Any:
-                if not isinstance(node_id, str) or not _BLOB_ID.fullmatch(node_id):
-                    raise InvalidBlobRefError(
-                        f"{manifest}: a chain node links to {node_id!r:.80}.", path=manifest
-                    )
-                data = reader(node_id)
-                if data is None:
-                    raise MissingBlobError(
-                        f"{manifest} references chain node {node_id}, which is neither in git nor in the "
-                        "blob store. Stage the blob store (git add the .blobs directory) or re-record it.",
-                        path=manifest,
-                    )
-                if git_blob_id(data) != node_id:
-                    raise TamperedBlobError(
-                        f"{manifest}: blob {node_id} does not match its hash.", path=manifest
-                    )
-                try:
-                    return loads(data)
-                except (ValueError, RecursionError):
-                    raise TamperedBlobError(
-                        f"{manifest}: chain node {node_id} does not parse.", path=manifest
-                    ) from None
-
-            try:
-                items = walk_chain(value, read_node, manifest)
-            except CassetteError:
-                if lenient:
-                    return f"<unreadable chain {blob_id}>"
-                raise
-            return [hydrate_with(item, reader, manifest, depth + 1, lenient=lenient) for item in items]
-        data = reader(blob_id)
-        if data is None and lenient:
-            return f"<missing blob {blob_id}>"
-        if data is None:
-            raise MissingBlobError(
-                f"{manifest} references blob {blob_id}, which is neither in git nor in the blob store. "
-                "Stage the blob store (git add the .blobs directory) or re-record the cassette.",
-                path=manifest,
-            )
-        if git_blob_id(data) != blob_id and not lenient:
-            raise TamperedBlobError(
-                f"{manifest}: blob {blob_id} does not match its hash. Re-record the cassette.", path=manifest
-            )
-        if not value.get("$json"):
-            try:
-                return data.decode("utf-8", "surrogatepass")
-            except UnicodeDecodeError:
-                if lenient:
-                    return data.decode("utf-8", "replace")
-                raise TamperedBlobError(
-                    f"{manifest}: text blob {blob_id} is not UTF-8. Re-record the cassette.", path=manifest
-                ) from None
-        if depth > 32:
-            raise InvalidBlobRefError(
-                f"{manifest}: blob references nest deeper than 32 levels.", path=manifest
-            )
-        try:
-            inner = loads(data)
-        except (ValueError, RecursionError):
-            if lenient:
-                return data.decode("utf-8", "replace")
-            raise TamperedBlobError(
-                f"{manifest}: JSON blob {blob_id} does not parse. Re-record the cassette.", path=manifest
-            ) from None
-        return hydrate_with(inner, reader, manifest, depth + 1, lenient=lenient)
-    if "$literal" in value and len(value) == 1 and isinstance(value["$literal"], dict):
-        inner_items = value["$literal"].items()
-        return {k: hydrate_with(v, reader, manifest, depth, lenient=lenient) for k, v in inner_items}
-    return {k: hydrate_with(v, reader, manifest, depth, lenient=lenient) for k, v in value.items()}
 
 
 def in_cassette_dir(path: str, root: Path) -> bool:

@@ -23,7 +23,7 @@ import orjson
 from cassette.config import resolve_path
 from cassette.core.canonical import loads
 from cassette.secrets.engine import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
-from cassette.store.blobs import _BLOB_ID, BLOB_DIR_NAME, git_blob_id
+from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, git_blob_id
 from cassette.store.files import atomic_write
 
 CACHE_NAME = "cassette-scan-cache"
@@ -260,7 +260,7 @@ def _payload_in(path: str, store_dir: str | None) -> str | None:
         return None
     rest = path[len(store_dir.rstrip("/")) + 1 :]
     head, _, tail = rest.partition("/")
-    return head + tail if len(head) == 2 and _BLOB_ID.fullmatch(head + tail) else None
+    return head + tail if len(head) == 2 and BLOB_ID.fullmatch(head + tail) else None
 
 
 def _is_manifest_path(path: str) -> bool:

@@ -55,7 +55,8 @@ def render(path: str | os.PathLike[str]) -> bytes:
 
 
 def _render(p: Path, data: bytes) -> bytes:
-    from cassette.git.snapshot import hydrate_with, open_repo, read_object
+    from cassette.git.snapshot import GitBlobSource, open_repo, read_object
+    from cassette.store.refs import hydrate
 
     parse_manifest(data, p)
     stores = _stores(p)
@@ -72,5 +73,5 @@ def _render(p: Path, data: bytes) -> bytes:
         return read_object(repo, blob_id) if repo is not None else None
 
     doc = loads(data)  # parsed again to keep the file's own key order
-    doc["interactions"] = hydrate_with(doc["interactions"], read, p, lenient=True)
+    doc["interactions"] = hydrate(doc["interactions"], GitBlobSource(read, verify=False), p, lenient=True)
     return pretty_json(doc)

@@ -18,11 +18,12 @@ from typing import Any
 
 from cassette.config import resolve_path
 from cassette.core.canonical import loads
+from cassette.core.model import holds_refs
 from cassette.errors import BlobError, CassetteError, TamperedBlobError
-from cassette.store.blobs import _BLOB_ID, BLOB_DIR_NAME, BlobStore, default_store_for, git_blob_id
+from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, BlobStore, default_store_for, git_blob_id
 from cassette.store.files import NotRegularFileError, not_regular_reason, read_regular
 from cassette.store.manifest import parse_manifest
-from cassette.store.refs import holds_refs, walk_chain
+from cassette.store.refs import hydrate, walk_chain
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,7 @@ def _headers_class() -> Any:
 
 def _check_replayable(interactions: list[Any], file: str, check: BlobCheck, report: FileReport) -> None:
     """Report each LLM/HTTP response that replay would refuse, by its interaction number."""
-    from cassette.git.snapshot import hydrate_with
+    from cassette.git.snapshot import GitBlobSource
 
     def reader(blob_id: str) -> bytes | None:
         return check(blob_id)[0]
@@ -245,7 +246,7 @@ def _check_replayable(interactions: list[Any], file: str, check: BlobCheck, repo
         try:
             response = inter.response
             if holds_refs(response):
-                response = hydrate_with(response, reader, Path(file))
+                response = hydrate(response, GitBlobSource(reader), Path(file))
         except (CassetteError, RecursionError) as exc:
             report.problems.append(
                 Problem(file, f"the response of interaction #{inter.seq} cannot be read: {exc}", where)
@@ -298,7 +299,7 @@ def _check_chains(
     """Walk each chain as hydration does: every node ``{item, prev}``, as many as the reference declares."""
 
     def read_node(node_id: Any) -> Any:
-        if not isinstance(node_id, str) or not _BLOB_ID.fullmatch(node_id):
+        if not isinstance(node_id, str) or not BLOB_ID.fullmatch(node_id):
             raise _Reported  # an invalid reference: the reference walk reported it
         if node_id not in parsed:
             data, problem = check(node_id)

@@ -19,7 +19,7 @@ from cassette.errors import (
 from cassette.store.files import MAX_MANIFEST_BYTES, atomic_write
 
 BLOB_DIR_NAME = ".blobs"
-_BLOB_ID = re.compile(r"[0-9a-f]{40}")
+BLOB_ID = re.compile(r"[0-9a-f]{40}")
 
 
 # --- blob store -----------------------------------------------------------------------------------
@@ -58,7 +58,7 @@ class BlobStore:
         ``manifest``, the cassette holding the reference, is what the error names: the reference
         is wrong there, not in the store.
         """
-        if not isinstance(blob_id, str) or not _BLOB_ID.fullmatch(blob_id):
+        if not isinstance(blob_id, str) or not BLOB_ID.fullmatch(blob_id):
             if manifest is not None:
                 raise invalid_ref_error(manifest, blob_id)
             raise InvalidBlobRefError(

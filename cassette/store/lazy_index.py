@@ -18,7 +18,7 @@ from cassette.errors import (
 )
 from cassette.store.blobs import default_store_for
 from cassette.store.manifest import _read_item, _shape_error
-from cassette.store.refs import _ref_known
+from cassette.store.refs import StoredCassette, _ref_known
 
 # --- opening for replay: index first, parse each interaction when it is used -----------------------
 #
@@ -136,7 +136,7 @@ class _LazyInteraction(Interaction):
         return self.__dict__[name]
 
 
-class _LazyCassette(Cassette):
+class _LazyCassette(StoredCassette):
     """A manifest opened for replay: each interaction's key, kind and place, nothing parsed yet.
 
     `item` parses one interaction when it is served. ``interactions``, asked for by

@@ -17,6 +17,7 @@ from cassette.errors import (
     UnsupportedVersionError,
 )
 from cassette.store.blobs import default_store_for
+from cassette.store.refs import StoredCassette
 
 FORMAT_VERSION = 1
 READABLE_VERSIONS = (1,)
@@ -181,4 +182,6 @@ def _read_v1(doc: dict[str, Any], path: Path, store: Path | None) -> Cassette:
         raise _shape_error(path, "no `interactions` list")
     interactions = [_read_item(item, i, path) for i, item in enumerate(items)]
     meta = {k: v for k, v in doc.items() if k not in ("version", "interactions")}
-    return Cassette(path=path, interactions=interactions, store=store or default_store_for(path), meta=meta)
+    return StoredCassette(
+        path=path, interactions=interactions, store=store or default_store_for(path), meta=meta
+    )

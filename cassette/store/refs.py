@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import orjson
+from typing import Any, Protocol
 
 from cassette.core.canonical import loads, ordered_json
 from cassette.core.model import Cassette
 from cassette.errors import (
+    CassetteError,
     CassetteShapeError,
     InvalidBlobRefError,
     MissingBlobError,
@@ -158,20 +158,57 @@ def walk_chain(ref: dict[str, Any], read_json: Any, manifest: Path) -> list[Any]
     return items
 
 
-def hydrate(value: Any, cassette: Cassette) -> Any:
-    """Resolve every blob reference in ``value`` against the cassette's store.
+class BlobSource(Protocol):
+    """Where a cassette's blobs are read from: its `BlobStore` on disk, or git's objects (`cassette.git`)."""
 
-    Blob contents are verified against their id when first read, then cached on
-    the cassette, so a system prompt shared by every call is read once.
+    def get(self, blob_id: str, *, manifest: Path | None = None) -> bytes:
+        """The bytes of blob ``blob_id``, verified against the id; raises `MissingBlobError`,
+        `TamperedBlobError` or `InvalidBlobRefError` naming ``manifest``."""
+        ...
+
+
+def hydrate(
+    value: Any,
+    source: BlobSource | None,
+    manifest: Path,
+    cache: dict[str, Any] | None = None,
+    *,
+    lenient: bool = False,
+) -> Any:
+    """Resolve every blob reference in ``value`` through ``source`` (the one hydration there is).
+
+    Blob contents are verified against their id when first read, then kept in ``cache`` (a
+    cassette's ``blob_cache``), so a system prompt shared by every call is read once. ``lenient``
+    (for display only) puts ``"<missing blob …>"`` / ``"<unreadable blob …>"`` where a reference
+    cannot be resolved, instead of raising.
+
+    Example::
+
+        hydrate({"$blob": blob_id}, BlobStore(store_dir), Path("triage.json"))  # -> the blob's text
     """
-    store = BlobStore(cassette.store) if cassette.store else None
     try:
-        return _hydrate(value, store, cassette.path, 0, cassette.blob_cache, _Expansion(cassette.path))
+        return _hydrate(
+            value, source, manifest, 0, {} if cache is None else cache, _Expansion(manifest), lenient
+        )
     except RecursionError:
         raise CassetteShapeError(
-            f"{cassette.path}: a recorded value nests too deeply to replay. Re-record the cassette.",
-            path=cassette.path,
+            f"{manifest}: a recorded value nests too deeply to replay. Re-record the cassette.",
+            path=manifest,
         ) from None
+
+
+@dataclass
+class StoredCassette(Cassette):
+    """A cassette read from files: its blob references resolve through ``source``, by default the
+    `BlobStore` beside its manifest."""
+
+    source: BlobSource | None = field(default=None, repr=False, compare=False)
+
+    def hydrate(self, value: Any) -> Any:
+        source = self.source
+        if source is None and self.store is not None:
+            source = self.source = BlobStore(self.store)
+        return hydrate(value, source, self.path, self.blob_cache)
 
 
 # One hydrated value may repeat a blob, but a few small blobs referencing each other many times
@@ -208,72 +245,94 @@ class _Expansion:
 
 def _hydrate(
     value: Any,
-    store: BlobStore | None,
+    source: BlobSource | None,
     manifest: Path,
     depth: int,
     cache: dict[str, Any],
-    budget: _Expansion | None = None,
+    budget: _Expansion,
+    lenient: bool,
 ) -> Any:
-    if budget is None:
-        budget = _Expansion(manifest)
     if isinstance(value, list):
-        return [_hydrate(v, store, manifest, depth, cache, budget) for v in value]
+        return [_hydrate(v, source, manifest, depth, cache, budget, lenient) for v in value]
     if not isinstance(value, dict):
         return value
     if "$blob" in value:
-        blob_id = value["$blob"]
-        if store is None:
-            raise MissingBlobError(
-                f"{manifest} references blob {blob_id!r} but has no blob store. Re-record the cassette.",
-                path=manifest,
-            )
-        if set(value) - {"$blob", "$json", "$chain"}:
-            raise InvalidBlobRefError(
-                f"{manifest}: a blob reference has unexpected fields {sorted(value)}. "
-                "Re-record the cassette.",
-                path=manifest,
-            )
-        if not isinstance(blob_id, str):
-            raise invalid_ref_error(manifest, blob_id)  # (and keeps a list out of the cache key)
-        is_json = bool(value.get("$json"))
-        if "$chain" in value and store is not None:
-            chain_store = store
-
-            def read_node(node_id: Any) -> Any:
-                hit = cache.get(node_id) if isinstance(node_id, str) else None
-                if hit is None or not hit[0]:
-                    data = chain_store.get(node_id, manifest=manifest)
-                    hit = (True, _decode_blob(data, node_id, manifest, True), len(data))
-                    cache[node_id] = hit
-                budget.spend(node_id, hit[2])
-                return hit[1]
-
-            items = walk_chain(value, read_node, manifest)
-            return [_hydrate(item, store, manifest, depth + 1, cache, budget) for item in items]
-        cached = cache.get(blob_id)
-        if cached is None or cached[0] != is_json:
-            data = store.get(blob_id, manifest=manifest)
-            cached = (is_json, _decode_blob(data, blob_id, manifest, is_json), len(data))
-            cache[blob_id] = cached
-        budget.spend(blob_id, cached[2])
-        if not is_json:
-            return cached[1]
-        if depth > 32:
-            raise InvalidBlobRefError(
-                f"{manifest}: blob references nest deeper than 32 levels. Re-record the cassette.",
-                path=manifest,
-            )
-        return _hydrate(cached[1], store, manifest, depth + 1, cache, budget)
+        if not lenient:
+            return _resolve(value, source, manifest, depth, cache, budget, lenient)
+        try:
+            return _resolve(value, source, manifest, depth, cache, budget, lenient)
+        except MissingBlobError:
+            return f"<missing blob {str(value['$blob'])[:64]}>"
+        except CassetteError:
+            return f"<unreadable blob {str(value['$blob'])[:64]}>"
     if "$literal" in value and len(value) == 1 and isinstance(value["$literal"], dict):
-        return {k: _hydrate(v, store, manifest, depth, cache, budget) for k, v in value["$literal"].items()}
-    return {k: _hydrate(v, store, manifest, depth, cache, budget) for k, v in value.items()}
+        inner = value["$literal"].items()
+        return {k: _hydrate(v, source, manifest, depth, cache, budget, lenient) for k, v in inner}
+    return {k: _hydrate(v, source, manifest, depth, cache, budget, lenient) for k, v in value.items()}
 
 
-def _decode_blob(data: bytes, blob_id: str, manifest: Path, is_json: bool) -> Any:
+def _resolve(
+    value: dict[str, Any],
+    source: BlobSource | None,
+    manifest: Path,
+    depth: int,
+    cache: dict[str, Any],
+    budget: _Expansion,
+    lenient: bool,
+) -> Any:
+    """The content of one blob reference (a text, a JSON value, or a chain's items), hydrated."""
+    blob_id = value["$blob"]
+    if source is None:
+        raise MissingBlobError(
+            f"{manifest} references blob {blob_id!r} but has no blob store. Re-record the cassette.",
+            path=manifest,
+        )
+    if set(value) - {"$blob", "$json", "$chain"}:
+        raise InvalidBlobRefError(
+            f"{manifest}: a blob reference has unexpected fields {sorted(value)}. Re-record the cassette.",
+            path=manifest,
+        )
+    if not isinstance(blob_id, str):
+        raise invalid_ref_error(manifest, blob_id)  # (and keeps a list out of the cache key)
+    is_json = bool(value.get("$json"))
+    if "$chain" in value:
+        chain_source = source
+
+        def read_node(node_id: Any) -> Any:
+            hit = cache.get(node_id) if isinstance(node_id, str) else None
+            if hit is None or not hit[0]:
+                data = chain_source.get(node_id, manifest=manifest)
+                hit = (True, _decode_blob(data, node_id, manifest, True, lenient), len(data))
+                cache[node_id] = hit
+            budget.spend(node_id, hit[2])
+            return hit[1]
+
+        items = walk_chain(value, read_node, manifest)
+        return [_hydrate(item, source, manifest, depth + 1, cache, budget, lenient) for item in items]
+    cached = cache.get(blob_id)
+    if cached is None or cached[0] != is_json:
+        data = source.get(blob_id, manifest=manifest)
+        cached = (is_json, _decode_blob(data, blob_id, manifest, is_json, lenient), len(data))
+        cache[blob_id] = cached
+    budget.spend(blob_id, cached[2])
+    if not is_json:
+        return cached[1]
+    if depth > 32:
+        raise InvalidBlobRefError(
+            f"{manifest}: blob references nest deeper than 32 levels. Re-record the cassette.",
+            path=manifest,
+        )
+    return _hydrate(cached[1], source, manifest, depth + 1, cache, budget, lenient)
+
+
+def _decode_blob(data: bytes, blob_id: str, manifest: Path, is_json: bool, lenient: bool = False) -> Any:
+    """A blob's bytes as its value: JSON or UTF-8 text (``lenient``, for display: as text, whatever it is)."""
     if is_json:
         try:
             return loads(data)
         except (ValueError, RecursionError) as exc:
+            if lenient:
+                return data.decode("utf-8", "replace")
             raise TamperedBlobError(
                 f"{manifest}: JSON blob {blob_id} does not parse ({exc}). Re-record the cassette.",
                 path=manifest,
@@ -281,6 +340,8 @@ def _decode_blob(data: bytes, blob_id: str, manifest: Path, is_json: bool) -> An
     try:
         return data.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
+        if lenient:
+            return data.decode("utf-8", "replace")
         raise TamperedBlobError(
             f"{manifest}: text blob {blob_id} is not UTF-8. Re-record the cassette.", path=manifest
         ) from None
@@ -408,33 +469,6 @@ def _ref_known(data: bytes, at: int, stop: int, verified: dict[str, int], cache:
     else:
         known = blob_id in verified or blob_id in cache
     return found.end() if known else 0
-
-
-def holds_refs(value: Any) -> bool:
-    """Whether hydrating ``value`` could change it: it may hold a blob reference or ``$literal``.
-
-    Read from the compact JSON at C speed (a string that merely says ``"$blob"`` answers True,
-    which only costs a needless hydration); a value answering False is its own hydrated form.
-
-    Example::
-
-        holds_refs({"json": {"id": "chatcmpl-1"}}) is False
-    """
-    if isinstance(value, dict) and "$blob" not in value and "$literal" not in value:
-        return any(_holds_refs(v) for v in value.values())
-    return _holds_refs(value)
-
-
-def _holds_refs(value: Any) -> bool:
-    if isinstance(value, list) and set(map(type, value)) <= {str}:  # SSE events: no JSON to write out
-        return False
-    if value is None or isinstance(value, str | int | float):
-        return False
-    try:
-        data = orjson.dumps(value)
-    except TypeError:  # integers beyond 64 bits, too deep: let hydrate decide
-        return True
-    return b'"$blob"' in data or b'"$literal"' in data
 
 
 # A blob reference as the manifest writes it (on one line or expanded), from its "$blob" key on: a

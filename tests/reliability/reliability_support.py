@@ -12,7 +12,6 @@ from typing import Any
 from cassette.store.blobs import git_blob_id
 from cassette.store.cassettes import load_cassette
 from cassette.store.files import TMP_SUFFIX
-from cassette.store.refs import hydrate
 from cassette.testing.devserver import DevServer
 
 # Set by conftest.py's pytest_configure (``--soak``); CASSETTE_SOAK=1 works without it.
@@ -101,7 +100,7 @@ def check_store(root: Path, seen: set[str] | None = None) -> StoreReport:
 def hydrate_all(path: Path, store: Path | None = None) -> list[tuple[Any, Any]]:
     """Load a cassette and resolve every blob of every interaction (what replay would read)."""
     c = load_cassette(path, store)
-    return [(hydrate(i.request, c), hydrate(i.response, c)) for i in c.interactions]
+    return [(c.hydrate(i.request), c.hydrate(i.response)) for i in c.interactions]
 
 
 def iter_files(root: Path) -> Iterator[Path]:

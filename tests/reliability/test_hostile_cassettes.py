@@ -40,7 +40,6 @@ from cassette.errors import CassetteError, CassetteShapeError, InvalidBlobRefErr
 from cassette.store.blobs import BlobStore
 from cassette.store.cassettes import load_cassette
 from cassette.store.manifest import parse_manifest
-from cassette.store.refs import hydrate
 
 # --- guards: no read outside the store, bounded memory -----------------------------------------------
 
@@ -443,8 +442,8 @@ def test_blob_references_never_leave_the_store(
     c = load_cassette(_write(tmp_path, template.manifest), template.store)
     counts["inputs"] += 1
     with reads_confined_to(template.dir, tmp_path):
-        counts[only_cassette_errors(lambda: hydrate({"a": [{"$blob": ref}]}, c))] += 1
-        counts[only_cassette_errors(lambda: hydrate({"$blob": ref, "$json": True}, c))] += 1
+        counts[only_cassette_errors(lambda: c.hydrate({"a": [{"$blob": ref}]}))] += 1
+        counts[only_cassette_errors(lambda: c.hydrate({"$blob": ref, "$json": True}))] += 1
         counts[only_cassette_errors(lambda: BlobStore(template.store).get(ref))] += 1
 
 

@@ -165,6 +165,11 @@ def _number(text: str) -> str:
     return value + ("%" if pct else "")
 
 
+# Verbs that deny what comes before them in their clause ("payment failed", "refund declined"): that
+# subject counts as both polarities, so "payment failed" may match "we could not process your payment".
+_DENYING = frozenset(stem(w) for w in _words("failed fails denied denies declined declines rejected rejects"))
+
+
 # Token kinds, compared by identity in the hot loop.
 _CONTENT, _SKIP, _NEGATION, _NUMBER, _STOP, _COMMA, _CONTRAST_WORD = (
     "content",
@@ -365,6 +370,9 @@ def analyse(text: str) -> Analysis:
             if word not in surface:
                 surface[word] = tok
                 order.append(word)
+            if word in _DENYING:
+                for subject, written in pending:
+                    negated.setdefault(subject, f"{written} … {tok}")
             if cue is not None:
                 if reach == _SCOPE:  # the first word the cue governs: it is what the negation is about
                     core.add(word)

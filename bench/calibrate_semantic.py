@@ -7,6 +7,13 @@ recall and F1 at that threshold, and pairs scored per second (best of three
 runs, the per-text analysis cache cleared before each, so every text is
 analysed afresh; the model load is not timed).
 
+Then, on the hand-written agent-answer pairs of ``tests/data/semantic_pairs.jsonl``
+(answers with the gists they entail and the ones they contradict: negations,
+changed numbers and dates, reversed decisions, opposite states), the share of
+entailments and of contradictions that pass at the backend's default
+threshold, for the calibration half (thresholds were chosen on it) and the
+held-out half.
+
 Run from the repository root::
 
     .venv/bin/python bench/calibrate_semantic.py
@@ -25,13 +32,34 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared/data/stsb-en-dev.csv"
+DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "tests/data/semantic_pairs.jsonl"
 SAME_MEANING = 4.0
+SPLITS = ("calibration", "heldout")
+
+
+def read_entailment_pairs(path: Path) -> list[dict[str, str]]:
+    """Rows ``{split, label, kind, actual, expected}``; label is ``entailment`` or ``contradiction``."""
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def pass_rates(backend: Any, rows: Sequence[dict[str, str]], split: str) -> tuple[float, float]:
+    """(entailment-pass, contradiction-pass) of ``split`` at the backend's default threshold."""
+    rates = []
+    for label in ("entailment", "contradiction"):
+        chosen = [r for r in rows if r["split"] == split and r["label"] == label]
+        threshold = backend.default_threshold
+        passed = sum(backend.score(r["actual"], r["expected"])[0] >= threshold for r in chosen)
+        rates.append(passed / len(chosen))
+    return rates[0], rates[1]
 
 
 def read_pairs(path: Path) -> list[tuple[str, str, bool]]:
@@ -81,6 +109,9 @@ def youden_threshold(scores: Sequence[float], labels: Sequence[bool]) -> tuple[f
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"STS-B csv (default {DEFAULT_DATA})")
+    parser.add_argument(
+        "--pairs", type=Path, default=DEFAULT_PAIRS, help=f"entailment pairs (default {DEFAULT_PAIRS})"
+    )
     parser.add_argument("--backend", action="append", help="backend name (repeatable; default: all offline)")
     parser.add_argument(
         "--cassette",
@@ -133,6 +164,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"(J {at['J']:.3f}, precision {at['precision']:.2f}, recall {at['recall']:.2f}, "
             f"F1 {at['F1']:.2f})  default {backend.default_threshold:.2f}  {rate:,.0f} pairs/s"
         )
+        if remote or not args.pairs.is_file():
+            continue
+        rows = read_entailment_pairs(args.pairs)
+        for split in SPLITS:
+            entail, contra = pass_rates(backend, rows, split)
+            n = sum(r["split"] == split for r in rows)
+            print(
+                f"{'':<11} {split:<11} ({n} pairs): entailment-pass {entail:.2f}  "
+                f"contradiction-pass {contra:.2f}  difference {entail - contra:.2f}"
+            )
     return 0
 
 

@@ -70,8 +70,14 @@ _NEGATIONS = frozenset(
 _PHRASE_CUES = frozenset({"no", "none", "nothing", "nobody", "nowhere", "without"})
 # Words after a cue that cancel it: "no problem, we will refund you".
 _IDIOMS = frozenset({"problem", "worry", "doubt", "matter", "wonder", "only", "mind"})  # stems
-# Words that open a new clause and so end a negation's scope.
-_CONTRAST = frozenset({"but", "however", "although", "though", "yet", "instead", "whereas", "because", "so"})
+# Words that open a new clause and so end a negation's scope: "I can't refund it until Monday" does not
+# deny Monday, "costs nothing if you return it" does not deny returning.
+_CONTRAST = frozenset(
+    {"but", "however", "although", "though", "yet", "instead", "whereas", "because", "so"}
+    | {"if", "unless", "until", "when", "while"}
+)
+# "..., and we will ...": "and" then a subject pronoun opens a new clause with its own polarity.
+_PRONOUNS = frozenset({"i", "we", "you", "they", "he", "she", "it"})
 _SCOPE = 4  # content words a negation reaches
 
 _NUMBER_WORDS = {
@@ -159,6 +165,11 @@ def _number(text: str) -> str:
     return value + ("%" if pct else "")
 
 
+# Verbs that deny what comes before them in their clause ("payment failed", "refund declined"): that
+# subject counts as both polarities, so "payment failed" may match "we could not process your payment".
+_DENYING = frozenset(stem(w) for w in _words("failed fails denied denies declined declines rejected rejects"))
+
+
 # Token kinds, compared by identity in the hot loop.
 _CONTENT, _SKIP, _NEGATION, _NUMBER, _STOP, _COMMA, _CONTRAST_WORD = (
     "content",
@@ -193,9 +204,84 @@ def _classify(tok: str) -> tuple[str, str, str]:
     if tok in _STOPWORDS:
         return _SKIP, tok, ""
     name = _NAME_ALIASES.get(tok, tok)
+    if name not in _NAMES and name.endswith("s") and name[:-1] in _NAMES:
+        name = name[:-1]  # "on Fridays" is a Friday too
     if name in _NAMES:
         return _CONTENT, stem(name), name  # "Tue" and "Tuesday" are one word
     return _CONTENT, stem(tok), ""
+
+
+# Opposite pairs: saying one side where the expected text says the other is a contradiction that
+# word coverage cannot see ("approved" vs "denied" are just two different words). Each family lists
+# the word forms of its "+" and "-" side; phrases are matched as written, with any spacing.
+_OPPOSITES: dict[str, tuple[str, str]] = {
+    "decision": (
+        "approve approved approves approval accept accepted accepts granted authorised authorized "
+        "admitted allowed permitted",
+        "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
+        "forbidden prohibited turned_down",
+    ),
+    "refund": ("refund refunded refunds refunding reimbursed credited_back", "charged billed debited"),
+    "booking": ("confirmed booked scheduled reserved renewed renews", "cancelled canceled cancel cancels"),
+    "stock": ("available in_stock", "unavailable out_of_stock sold_out"),
+    "outcome": (
+        "succeeded succeeds successful successfully passed passing went_through",
+        "failed fails failing failure unsuccessful",
+    ),
+    "switch": ("enabled activated turned_on switched_on", "disabled deactivated turned_off switched_off"),
+    "online": ("online up_and_running", "offline"),
+    "open": ("open opened reopened", "closed"),
+    "lock": ("locked", "unlocked"),
+    "level": (
+        "increase increased increases raise raised rise rose higher go_up goes_up went_up",
+        "decrease decreased decreases lower lowered reduce reduced reduction go_down goes_down went_down",
+    ),
+    "plan": ("upgrade upgraded upgrades", "downgrade downgraded downgrades"),
+    "add": ("add added include included includes", "remove removed delete deleted exclude excluded excludes"),
+    "whole": ("full", "partial partially"),
+    "valid": ("valid", "invalid expired"),
+    "timing": ("on_time early", "late delayed overdue"),
+}
+
+# word form (phrases joined by "_") -> "family+" / "family-"
+_SIDE_OF = {
+    form: family + sign
+    for family, pair in _OPPOSITES.items()
+    for sign, forms in zip("+-", pair)
+    for form in forms.split()
+}
+_LONGEST_SIDE = max(form.count("_") + 1 for form in _SIDE_OF)
+_SIDE_FIRST = frozenset(form.split("_", 1)[0] for form in _SIDE_OF)  # most words start no side: skip them
+_SIDE_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|[.!?;:,]")
+
+
+def _sides(text: str) -> dict[str, str]:
+    """The opposite-pair sides ``text`` says positively: ``{"decision-": "denied"}``.
+
+    A side word after a negation in its clause ("not available") is left to the negation guard.
+
+    >>> _sides("Your claim was denied; the item is not available.")
+    {'decision-': 'denied'}
+    """
+    found: dict[str, str] = {}
+    words = _SIDE_TOKEN.findall(text.replace("’", "'").lower())
+    clause_start = 0
+    for i, word in enumerate(words):
+        if word in ".!?;:,":
+            clause_start = i + 1
+            continue
+        if word not in _SIDE_FIRST:
+            continue
+        for size in range(_LONGEST_SIDE, 0, -1):  # the longest phrase first: "out of stock", not "stock"
+            side = _SIDE_OF.get("_".join(words[i : i + size]))
+            if side is not None:
+                break
+        if side is None or side in found:
+            continue
+        recent = words[max(clause_start, i - 3) : i]
+        if not any(w.replace("'", "") in _NEGATIONS or w.endswith("n't") for w in recent):
+            found[side] = " ".join(words[i : i + size])
+    return found
 
 
 _Token = tuple[str, str, str, str]  # kind, key, extra (as _classify), the token as written
@@ -220,6 +306,8 @@ class Analysis:
     negated: dict[str, str]  # stem -> "cannot … refund" for its first negated occurrence
     numbers: dict[str, str]  # normalised value -> as written ("20" -> "$20")
     names: dict[str, str]  # weekday/month -> as written
+    core: frozenset[str]  # the first word each negation governs: what it is about
+    sides: dict[str, str]  # "family+" / "family-" of each opposite-pair word said positively -> as written
     prefixes: dict[str, tuple[str, ...]]  # first 4 letters -> stems, for the prefix match; filled by _find
 
 
@@ -227,8 +315,15 @@ class Analysis:
 def analyse(text: str) -> Analysis:
     """Tokenise ``text`` into content stems with their negation, numbers and date names.
 
+    A negation reaches forward (:data:`_SCOPE` content words). A verbal cue (``not``, ``cannot``,
+    ``n't``, ``unable``...) may also deny its clause's subject ("accidental damage is not covered" is
+    "we do not cover accidental damage"), or not ("the subscription will not renew"), so the subject
+    is both positive and negated: neither polarity is vetoed.
+
     >>> analyse("I cannot offer a refund.").negated["refund"]
     'cannot … refund'
+    >>> analyse("The refund is not possible.").negated["refund"]
+    'refund … not'
     """
     order: list[str] = []
     surface: dict[str, str] = {}
@@ -236,10 +331,15 @@ def analyse(text: str) -> Analysis:
     negated: dict[str, str] = {}
     numbers: dict[str, str] = {}
     names: dict[str, str] = {}
+    core: set[str] = set()
+    # Content words of the current clause not under a negation, positive when the clause ends (and
+    # negated too if a verbal cue follows them in the clause).
+    pending: list[tuple[str, str]] = []
     cue: str | None = None  # the active negation cue
     cue_phrase = False  # its scope ends at a comma
     reach = 0  # content words it still reaches
     adjacent = False  # the previous token was the cue itself
+    after_and = False  # the previous token was "and"
     content, skip, idioms = _CONTENT, _SKIP, _IDIOMS  # locals: this loop is hot
     start = True  # at the start of a sentence, where "May" is the verb ("May I help?")
     # No token spans a space, so tokenising space-separated pieces (cached: answers reuse their words)
@@ -252,7 +352,15 @@ def analyse(text: str) -> Analysis:
             if adjacent and word in idioms:
                 cue = None
             adjacent = False
-        elif kind is content:
+            if after_and and word in _PRONOUNS:  # "..., and you keep access": a new clause
+                cue = None
+            after_and = word == "and"
+            if after_and:  # "is cancelled and won't renew": the negation denies the renewal only
+                positive.update(w for w, _ in pending)
+                pending.clear()
+            continue
+        after_and = False
+        if kind is content:
             was_adjacent, adjacent = adjacent, False
             if was_adjacent and word in idioms:
                 cue = None
@@ -262,24 +370,39 @@ def analyse(text: str) -> Analysis:
             if word not in surface:
                 surface[word] = tok
                 order.append(word)
+            if word in _DENYING:
+                for subject, written in pending:
+                    negated.setdefault(subject, f"{written} … {tok}")
             if cue is not None:
+                if reach == _SCOPE:  # the first word the cue governs: it is what the negation is about
+                    core.add(word)
+                    if not cue_phrase:
+                        # A verbal cue may deny its clause's subject ("accidental damage is not covered")
+                        # or not ("the subscription will not renew"): the subject counts as both.
+                        for subject, written in pending:
+                            negated.setdefault(subject, f"{written} … {cue}")
                 if word not in negated:
                     negated[word] = f"{cue} {tok}" if was_adjacent else f"{cue} … {tok}"
                 reach -= 1
                 if reach == 0:
                     cue = None
             else:
-                positive.add(word)
+                pending.append((word, tok))
         elif kind is _NEGATION:
             cue, cue_phrase, reach, adjacent = tok, bool(payload), _SCOPE, True
         elif kind is _NUMBER:
             numbers.setdefault(word, tok)
             adjacent = False
-        elif kind is _STOP or (kind is _COMMA and cue_phrase):
-            cue = None
-        elif kind is _CONTRAST_WORD:
-            cue, adjacent = None, False
-    return Analysis(tuple(order), surface, frozenset(positive), negated, numbers, names, {})
+        elif kind is _STOP or kind is _COMMA or kind is _CONTRAST_WORD:
+            if kind is not _COMMA or cue_phrase:  # a verbal cue reaches past a comma, a phrase cue does not
+                cue = None
+            adjacent = False
+            positive.update(w for w, _ in pending)  # no subject reaches back past a clause boundary
+            pending.clear()
+    positive.update(w for w, _ in pending)
+    return Analysis(
+        tuple(order), surface, frozenset(positive), negated, numbers, names, frozenset(core), _sides(text), {}
+    )
 
 
 def _find(s: str, act: Analysis) -> str | None:
@@ -326,6 +449,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             if key not in have:
                 found = ", ".join(f"'{w}'" for w in have.values()) or "none"
                 veto = veto or f"expected '{written}', answer has {found}"
+    opposite = _opposite(act.sides, exp.sides)
     missing: list[str] = []
     negation: str | None = None
     # a describing verb weighs half, unless the expected text has nothing else
@@ -341,11 +465,20 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
         want_pos, want_neg = s in exp.positive, s in exp.negated
         if want_pos and not want_neg and t not in act.positive:
             negation = f"negated: '{act.negated[t]}'"
-        elif want_neg and not want_pos and t not in act.negated:
+        elif want_neg and not want_pos and s in exp.core and t not in act.negated:
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
     total = sum(weights)
     value = 1.0 - lost / total if total else 1.0  # no content words: only the guards decide
-    return value, missing, veto or negation
+    return value, missing, veto or negation or opposite
+
+
+def _opposite(act: dict[str, str], exp: dict[str, str]) -> str | None:
+    """A veto when the answer says only the other side of a pair the expected text says one side of."""
+    for key, written in exp.items():
+        other = key[:-1] + ("-" if key[-1] == "+" else "+")
+        if other in act and key not in act and other not in exp:
+            return f"opposite: expected '{written}', answer says '{act[other]}'"
+    return None
 
 
 class LexicalBackend:

@@ -26,7 +26,7 @@ def embeddings():  # type: ignore[no-untyped-def]
     for module in ("model2vec", "safetensors", "tokenizers", "wordllama"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} not installed (pip install 'cassette[embeddings]')")
-    from cassette._semantic import get_backend
+    from cassette.review.semantic import get_backend
 
     backend = get_backend("embeddings")
     backend.model()  # type: ignore[attr-defined]

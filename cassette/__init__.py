@@ -46,8 +46,9 @@ from cassette.errors import (
 from cassette.hookspecs import hookimpl
 from cassette.importers import CassetteImportError, ImportReport
 from cassette.maintenance.promote import PromoteError, PromoteReport, promote
+from cassette.review.drift import drift
 from cassette.review.semantic import MatchResult
-from cassette.seam.api import drift, use, using
+from cassette.seam.api import use, using
 from cassette.seam.netguard import NetworkBlockedError, block_network
 from cassette.seam.session import AmbiguousSessionError, Mode, Session, current_session
 from cassette.seam.tools import tool

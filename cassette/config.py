@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import ipaddress
 import os
 import threading
 from dataclasses import dataclass, field
@@ -13,18 +14,10 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError
 
 MODES = ("auto", "record", "replay", "rerecord")
-
-
-def resolve_path(path: Path) -> Path:
-    """``path.resolve()``, or ``path`` made absolute where a symlink loop stops the resolve (Python
-    3.11 raises RuntimeError there): whatever then opens the path reports the loop as an OSError."""
-    try:
-        return path.resolve()
-    except (RuntimeError, OSError):
-        return Path(os.path.abspath(path))
 
 
 @dataclass(frozen=True)
@@ -108,8 +101,6 @@ def _check(key: str, value: Any, expected: Any, source: Path) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("a list of strings")
         if key == "allow_hosts":
-            from cassette.seam.netguard import host_pattern_problem
-
             for entry in value:
                 problem = host_pattern_problem(entry)
                 if problem is not None:
@@ -245,3 +236,35 @@ def env_mode() -> str | None:
 
 def replace(cfg: Config, **changes: Any) -> Config:
     return dataclasses.replace(cfg, **changes)
+
+
+def host_pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` can never match a host (an allow-list entry), or ``None`` if it is usable.
+
+    Usable: a host name (``vault.internal``), a glob (``*.internal``), an IP address, or an IP
+    network in CIDR form (``10.0.0.0/8``).
+
+    Example::
+
+        host_pattern_problem("http://example.com")  # "is a URL: give its host alone (example.com)"
+    """
+    text = pattern.strip()
+    if not text:
+        return "is empty"
+    if "://" in text:
+        host = text.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
+        return f"is a URL: give its host alone ({host or 'example.com'})"
+    if any(ch.isspace() for ch in text) or "\x00" in text:
+        return "holds spaces or a NUL byte"
+    if "/" in text:
+        try:
+            ipaddress.ip_network(text, strict=False)
+        except ValueError:
+            return "is neither a host name nor an IP network (CIDR such as 10.0.0.0/8)"
+        return None
+    if ":" in text:
+        try:
+            ipaddress.ip_address(text.strip("[]"))
+        except ValueError:
+            return "holds a port or a scheme: give the host alone (a connection to any port is allowed)"
+    return None

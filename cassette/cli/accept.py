@@ -6,7 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
-from cassette.config import load_config, resolve_path
+from cassette.config import load_config
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError
 from cassette.maintenance.hygiene import (
     PENDING_SUFFIX,

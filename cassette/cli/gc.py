@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cassette.config import Config, load_config, resolve_path
+from cassette.config import Config, load_config
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError
 from cassette.maintenance.hygiene import (
     apply_gc,

@@ -15,7 +15,8 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from cassette.config import parse_config, resolve_path
+from cassette.config import parse_config
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError, CassetteError
 from cassette.store.files import atomic_write
 

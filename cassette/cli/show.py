@@ -10,7 +10,8 @@ from typing import Any
 
 import orjson
 
-from cassette.config import load_config, resolve_path
+from cassette.config import load_config
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError, CassetteShapeError
 from cassette.maintenance.hygiene import store_for
 from cassette.review.usage import tokens_of

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from cassette.config import resolve_path
 from cassette.core.canonical import loads
 from cassette.core.compression import gunzip, is_compressed
 from cassette.core.model import Cassette
+from cassette.core.paths import resolve_path
 from cassette.errors import (
     CassetteError,
     MissingBlobError,

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cassette.config import resolve_path
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError
 
 MARKER = "# cassette-hook"

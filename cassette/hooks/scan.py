@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
-from cassette.config import resolve_path
 from cassette.core.canonical import loads
+from cassette.core.paths import resolve_path
 from cassette.secrets.engine import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, git_blob_id
 from cassette.store.files import atomic_write

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from cassette.config import resolve_path
 from cassette.core.canonical import loads, request_key
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteIOError
 from cassette.importers._common import (
     CassetteImportError,

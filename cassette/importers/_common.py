@@ -10,9 +10,9 @@ from typing import Any
 
 import orjson
 
-from cassette.config import resolve_path
 from cassette.core.canonical import request_key
 from cassette.core.model import Cassette, HttpRequest, Interaction
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteIOError
 from cassette.seam.transport import _DROP_RESPONSE_HEADERS, _SSE_BOUNDARY, body_bytes, body_record
 from cassette.store.blobs import default_store_for

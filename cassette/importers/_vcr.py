@@ -34,8 +34,8 @@ from typing import Any
 
 import orjson
 
-from cassette.config import resolve_path
 from cassette.core.canonical import loads, request_key
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteIOError
 from cassette.importers._common import (
     CassetteImportError,

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cassette.config import Config, resolve_path
+from cassette.config import Config
 from cassette.core.canonical import loads
 from cassette.core.compression import expand
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError, CassetteError
 from cassette.store.blobs import BlobStore, default_store_for
 from cassette.store.cassettes import load_cassette

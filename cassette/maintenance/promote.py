@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cassette.config import resolve_path
 from cassette.core.canonical import loads
 from cassette.core.model import Interaction
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteWarning
 from cassette.importers._cendor import convert_entry, tool_functions
 from cassette.importers._common import (

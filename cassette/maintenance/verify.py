@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cassette.config import resolve_path
 from cassette.core.canonical import loads
 from cassette.core.model import holds_refs
+from cassette.core.paths import resolve_path
 from cassette.errors import BlobError, CassetteError, TamperedBlobError
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, BlobStore, default_store_for, git_blob_id
 from cassette.store.files import NotRegularFileError, not_regular_reason, read_regular

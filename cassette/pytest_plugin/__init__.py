@@ -41,19 +41,14 @@ from cassette.config import (
     clear_config_cache,
     env_mode,
     find_pyproject,
+    host_pattern_problem,
     parse_config,
     replace,
-    resolve_path,
 )
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError, CassetteError, CassetteWarning
 from cassette.maintenance.hygiene import cassette_age, find_orphans, format_age, parse_age
-from cassette.seam.netguard import (
-    NetworkBlockedError,
-    NetworkPolicy,
-    guard_replay,
-    host_pattern_problem,
-    take_blocked,
-)
+from cassette.seam.netguard import NetworkBlockedError, NetworkPolicy, guard_replay, take_blocked
 from cassette.seam.session import (
     Mode,
     RunStats,

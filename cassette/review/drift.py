@@ -30,6 +30,7 @@ import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -42,6 +43,8 @@ from cassette.errors import (
     SemanticBackendError,
     UnknownSemanticBackendError,
 )
+from cassette.seam.session import Mode, last_session, pending_path, set_rerecord_review
+from cassette.store.cassettes import load_cassette
 
 # Response fields that change on every call of a real model: never drift by themselves.
 VOLATILE = frozenset(
@@ -982,3 +985,30 @@ def diff_cassettes(old: Cassette, new: Cassette, *, backend: str | None = None) 
 def regressions(items: Iterable[DriftItem]) -> list[DriftItem]:
     """The items whose *output* regressed, re-labelled with that output category (for `semantic_drift`)."""
     return [replace(i, category=i.output_category) for i in items if i.output_category in REGRESSIONS]
+
+
+def drift(path: str | Path | None = None) -> list[Any]:
+    """What the last ``rerecord`` changed, interaction by interaction (volatile fields ignored).
+
+    With ``path``, compares the committed cassette with its pending re-recording on disk.
+
+    Example::
+
+        with cassette.using("tests/cassettes/triage.json", mode="rerecord"):
+            agent.run("My card was charged twice")
+        for item in cassette.drift():
+            print(item)
+    """
+    if path is not None:
+        committed = Path(path)
+        return diff_cassettes(load_cassette(committed), load_cassette(pending_path(committed)))
+    session = last_session()
+    if session is None or session.requested_mode is not Mode.RERECORD:
+        raise CassetteError(
+            "cassette.drift() reports on a rerecord, and none has finished in this context. "
+            "Run the block with mode='rerecord' (or CASSETTE_MODE=rerecord) first, or pass a cassette path."
+        )
+    return list(session.drift)
+
+
+set_rerecord_review(diff_cassettes)  # a rerecord's drift is drift's to compute, not the seam's

@@ -1,4 +1,4 @@
-"""`use`, `using` and `drift`: the ways a user opens a cassette and reads what a rerecord changed."""
+"""`use` and `using`: the ways a user opens a cassette."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cassette.errors import CassetteConfigError, CassetteError
-from cassette.seam.session import Mode, Session, last_session, pending_path
+from cassette.seam.session import Mode, Session
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,30 +89,3 @@ def use(path: str | Path, mode: str | Mode | None = None, **options: Any) -> Cal
         return wrapper  # type: ignore[return-value]
 
     return decorate
-
-
-def drift(path: str | Path | None = None) -> list[Any]:
-    """What the last ``rerecord`` changed, interaction by interaction (volatile fields ignored).
-
-    With ``path``, compares the committed cassette with its pending re-recording on disk.
-
-    Example::
-
-        with cassette.using("tests/cassettes/triage.json", mode="rerecord"):
-            agent.run("My card was charged twice")
-        for item in cassette.drift():
-            print(item)
-    """
-    from cassette.review.drift import diff_cassettes
-    from cassette.store.cassettes import load_cassette
-
-    if path is not None:
-        committed = Path(path)
-        return diff_cassettes(load_cassette(committed), load_cassette(pending_path(committed)))
-    session = last_session()
-    if session is None or session.requested_mode is not Mode.RERECORD:
-        raise CassetteError(
-            "cassette.drift() reports on a rerecord, and none has finished in this context. "
-            "Run the block with mode='rerecord' (or CASSETTE_MODE=rerecord) first, or pass a cassette path."
-        )
-    return list(session.drift)

@@ -197,38 +197,6 @@ def _is_ip(host: str) -> bool:
     return True
 
 
-def host_pattern_problem(pattern: str) -> str | None:
-    """Why ``pattern`` can never match a host (an allow-list entry), or ``None`` if it is usable.
-
-    Usable: a host name (``vault.internal``), a glob (``*.internal``), an IP address, or an IP
-    network in CIDR form (``10.0.0.0/8``).
-
-    Example::
-
-        host_pattern_problem("http://example.com")  # "is a URL: give its host alone (example.com)"
-    """
-    text = pattern.strip()
-    if not text:
-        return "is empty"
-    if "://" in text:
-        host = text.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
-        return f"is a URL: give its host alone ({host or 'example.com'})"
-    if any(ch.isspace() for ch in text) or "\x00" in text:
-        return "holds spaces or a NUL byte"
-    if "/" in text:
-        try:
-            ipaddress.ip_network(text, strict=False)
-        except ValueError:
-            return "is neither a host name nor an IP network (CIDR such as 10.0.0.0/8)"
-        return None
-    if ":" in text:
-        try:
-            ipaddress.ip_address(text.strip("[]"))
-        except ValueError:
-            return "holds a port or a scheme: give the host alone (a connection to any port is allowed)"
-    return None
-
-
 def _matches(host: str, pattern: str) -> bool:
     pattern = pattern.strip().lower().rstrip(".")
     if "/" in pattern:

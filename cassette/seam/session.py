@@ -23,10 +23,11 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from cassette.config import MODES, Config, env_mode, load_config, resolve_path
+from cassette.config import MODES, Config, env_mode, load_config
 from cassette.core.canonical import request_key
 from cassette.core.diff import field_diff, format_diff
 from cassette.core.model import Cassette, Interaction
+from cassette.core.paths import resolve_path
 from cassette.errors import (
     CassetteConfigError,
     CassetteError,
@@ -121,9 +122,23 @@ def current_session() -> Session | None:
     )
 
 
-# Set by cassette.seam.trace while a `cassette.trace()` is open; CASSETTE_TRACE turns tracing on too.
-trace_active = False
 TRACE_ENV = "CASSETTE_TRACE"
+# Where a call outside any cassette goes, and whether it goes there now: `set_fallback` (cassette.seam.trace
+# registers its trace sessions); CASSETTE_TRACE in the environment turns the fallback on too.
+_fallback: Callable[[], Session | None] | None = None
+_fallback_on = False
+
+
+def set_fallback(find: Callable[[], Session | None] | None, *, on: bool) -> None:
+    """Send calls made outside any cassette to the session ``find()`` returns, while ``on`` (or while
+    ``CASSETTE_TRACE`` is set). `cassette.trace` registers itself so; ``find=None`` removes it.
+
+    Example::
+
+        set_fallback(trace_session, on=True)  # a trace was opened
+    """
+    global _fallback, _fallback_on
+    _fallback, _fallback_on = find, on
 
 
 def seam_session() -> Session | None:
@@ -132,11 +147,26 @@ def seam_session() -> Session | None:
     if session is not None:
         return session
     session = current_session()
-    if session is None and (trace_active or TRACE_ENV in os.environ):
-        from cassette.seam.trace import trace_session
-
-        return trace_session()
+    if session is None and _fallback is not None and (_fallback_on or TRACE_ENV in os.environ):
+        return _fallback()
     return session
+
+
+# How a finished rerecord is compared with the cassette it replaces: `cassette.review.drift` registers
+# its comparison (the seam does not know what a change is).
+_compare: Callable[[Cassette, Cassette], list[Any]] | None = None
+
+
+def set_rerecord_review(compare: Callable[[Cassette, Cassette], list[Any]] | None) -> None:
+    """Compare each finished rerecord with what it replaces by ``compare(old, new)``: its result is
+    the session's ``drift``. `cassette.review.drift` registers itself so.
+
+    Example::
+
+        set_rerecord_review(diff_cassettes)
+    """
+    global _compare
+    _compare = compare
 
 
 def last_session() -> Session | None:
@@ -899,10 +929,8 @@ class Session:
             )
         self._drop_failed()
         if self.mode is Mode.RERECORD:
-            from cassette.review.drift import diff_cassettes
-
             old = self.committed or Cassette(path=self.path, store=self.store)
-            self.drift = diff_cassettes(old, new)
+            self.drift = _compare(old, new) if _compare is not None else []
             self._count("rerecorded", drifted=bool(self.drift))
         else:
             self._count("recorded")

@@ -37,8 +37,7 @@ from typing import Any
 
 from cassette.core.canonical import ordered_json, request_key
 from cassette.errors import CassetteError, CassetteWarning
-from cassette.seam import session as _session
-from cassette.seam.session import Mode, Session, Slot
+from cassette.seam.session import TRACE_ENV, Mode, Session, Slot, set_fallback
 
 TRACE_FORMAT = 1
 DEFAULT_MAX_QUEUE = 10_000
@@ -388,7 +387,7 @@ class Trace:
         self._setup(path, run, max_queue)
         with _open_lock:
             _open_traces.append(self)
-            _session.trace_active = True
+            set_fallback(trace_session, on=True)
 
     def _setup(self, path: str | os.PathLike[str], run: str | None, max_queue: int) -> None:
         if max_queue < 1:
@@ -441,7 +440,7 @@ class Trace:
         with _open_lock:
             if self in _open_traces:
                 _open_traces.remove(self)
-            _session.trace_active = bool(_open_traces)
+            set_fallback(trace_session, on=bool(_open_traces))
         _release(self.sink)
 
     def _check_open(self) -> None:
@@ -492,10 +491,10 @@ def trace(
         # later: cassette.promote("traces/prod.jsonl", "tests/cassettes/charged_twice.json", run=t.run)
     """
     if path is None:
-        env = os.environ.get(_session.TRACE_ENV)
+        env = os.environ.get(TRACE_ENV)
         if not env:
             raise TraceError(
-                f"cassette.trace() needs a path, or the {_session.TRACE_ENV} environment variable set "
+                f"cassette.trace() needs a path, or the {TRACE_ENV} environment variable set "
                 "to one (e.g. CASSETTE_TRACE=traces/prod.jsonl)."
             )
         handle = _env_trace(env, quiet=False)
@@ -521,7 +520,7 @@ def _env_trace(path: str, *, quiet: bool = True) -> Trace | None:
                 raise
             handle = None  # remembered, so the warning is issued once and calls are not slowed
             warnings.warn(
-                f"{exc} (from the {_session.TRACE_ENV} environment variable; calls are not traced)",
+                f"{exc} (from the {TRACE_ENV} environment variable; calls are not traced)",
                 CassetteWarning,
                 stacklevel=4,
             )
@@ -542,7 +541,10 @@ def trace_session() -> Session | None:
         except IndexError:
             handle = None
     if handle is None:
-        env = os.environ.get(_session.TRACE_ENV)
+        env = os.environ.get(TRACE_ENV)
         if env:
             handle = _env_trace(env)
     return handle.session if handle is not None else None
+
+
+set_fallback(trace_session, on=False)  # CASSETTE_TRACE alone traces too

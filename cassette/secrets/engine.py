@@ -36,8 +36,8 @@ from typing import Any
 
 import orjson
 
-from cassette.config import resolve_path
 from cassette.core.compression import GZIP_MAGIC, CompressedDataError, gunzip, salvage
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError, CassetteError
 from cassette.store.blobs import BlobStore, default_store_for
 

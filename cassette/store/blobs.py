@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from cassette.config import resolve_path
+from cassette.core.paths import resolve_path
 from cassette.errors import (
     CassetteIOError,
     InvalidBlobRefError,

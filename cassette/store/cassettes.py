@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cassette.config import resolve_path
 from cassette.core.canonical import ordered_json
 from cassette.core.compression import CompressedDataError, expand, gunzip, gzip_bytes, is_compressed
 from cassette.core.layout import _sorted_envelope, manifest_json
 from cassette.core.model import Cassette, Interaction
+from cassette.core.paths import resolve_path
 from cassette.errors import (
     CassetteIOError,
     CassetteNotFoundError,

@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.data}: no such file; pass --data path/to/stsb-en-dev.csv", file=sys.stderr)
         return 2
 
-    from cassette.plugins import semantic_lexical
+    from cassette.core import meaning
     from cassette.review.semantic import get_backend
 
     if args.base_url or args.model:
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         best = float("inf")
         remote = args.cassette is not None
         for _ in range(1 if remote else 3):  # best of 3: other processes share the cores
-            semantic_lexical.analyse.cache_clear()
+            meaning.analyse.cache_clear()
             start = time.perf_counter()
             if remote:
                 import cassette

@@ -55,11 +55,11 @@ def pairs(count: int, seed: int = 11) -> list[tuple[str, str]]:
 
 def _ours(items: list[tuple[str, str]]) -> float:
     import cassette
-    from cassette.plugins import semantic_lexical
+    from cassette.core import meaning
 
     cassette.semantic_match("warm up the plugin manager", "warm up", backend="lexical")
     for name in ("analyse", "stem", "_classify", "_piece"):
-        clear = getattr(getattr(semantic_lexical, name, None), "cache_clear", None)
+        clear = getattr(getattr(meaning, name, None), "cache_clear", None)
         if clear is not None:
             clear()
     with timed() as t:

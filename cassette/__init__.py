@@ -21,6 +21,7 @@ from typing import Any
 
 from cassette.core.model import Cassette, HttpRequest, Interaction
 from cassette.errors import (
+    AmbiguousSessionError,
     BlobError,
     CassetteConfigError,
     CassetteError,
@@ -36,7 +37,10 @@ from cassette.errors import (
     CorruptCassetteError,
     InvalidBlobRefError,
     MissingBlobError,
+    NetworkBlockedError,
+    PromoteError,
     TamperedBlobError,
+    TraceError,
     TruncatedCassetteError,
     UnimportedTypeError,
     UninstrumentableClientError,
@@ -45,14 +49,14 @@ from cassette.errors import (
 )
 from cassette.hookspecs import hookimpl
 from cassette.importers import CassetteImportError, ImportReport
-from cassette.maintenance.promote import PromoteError, PromoteReport, promote
+from cassette.maintenance.promote import PromoteReport, promote
 from cassette.review.drift import drift
 from cassette.review.semantic import MatchResult
 from cassette.seam.api import use, using
-from cassette.seam.netguard import NetworkBlockedError, block_network
-from cassette.seam.session import AmbiguousSessionError, Mode, Session, current_session
+from cassette.seam.netguard import block_network
+from cassette.seam.session import Mode, Session, current_session
 from cassette.seam.tools import tool
-from cassette.seam.trace import TraceError, trace
+from cassette.seam.trace import trace
 from cassette.seam.transport import async_http_client, async_transport, http_client, instrument, transport
 from cassette.secrets.engine import SecretRule
 from cassette.store.cassettes import load_cassette

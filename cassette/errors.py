@@ -117,3 +117,65 @@ class SemanticBackendError(CassetteError):
 
 class UnknownSemanticBackendError(SemanticBackendError, CassetteConfigError):
     """`semantic_match(backend=...)` or `[tool.cassette] semantic_backend` names no installed backend."""
+
+
+class HookExistsError(CassetteError):
+    """A hook that cassette did not write is in the way."""
+
+
+class TraceError(CassetteError):
+    """A trace file cannot be opened, or a trace handle is used after it was closed."""
+
+
+class NetworkBlockedError(CassetteError):
+    """A connection was attempted while the network guard was on (replay makes no connection)."""
+
+    def __init__(self, message: str, *, host: str, port: int | None = None, path: str | None = None) -> None:
+        super().__init__(message, path=path)
+        self.host = host
+        self.port = port
+
+
+class AmbiguousSessionError(CassetteError):
+    """A call came from a thread with no session context while several sessions are active."""
+
+
+class GitIndexError(CassetteError):
+    """The git index cannot be read: a split index, a damaged file, a format dulwich does not know."""
+
+
+class UnknownRevisionError(CassetteError):
+    """``--rev`` names a commit, branch or range that the repository does not have."""
+
+
+class NotAGitRepositoryError(CassetteError):
+    """A git-reading command (``--staged``, ``--rev``, ``install-hooks``) ran outside a git work tree."""
+
+
+class CassetteImportError(CassetteError):
+    """A file given to `cassette import` cannot be read or converted."""
+
+
+class PromoteError(CassetteError):
+    """A trace cannot be promoted: unreadable lines, no such run, several runs and none chosen."""
+
+
+class NotRegularFileError(CassetteError, OSError):
+    """An `OSError` for a path that is a FIFO, a socket or a device (``kind`` says which)."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        super().__init__(f"{os.fspath(path)}: not a regular file: it is {kind}", path=path)
+        self.filename = os.fspath(path)
+        self.strerror = f"not a regular file: it is {kind}"
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+class CompressedDataError(CassetteError, ValueError):
+    """A compressed cassette that cannot be expanded; ``truncated`` when its gzip data ends early."""
+
+    def __init__(self, reason: str, *, truncated: bool = False) -> None:
+        super().__init__(reason)
+        self.truncated = truncated

@@ -16,8 +16,13 @@ import pytest
 
 import cassette
 from cassette.cli import main
-from cassette.core.compression import GZIP_MAGIC, CompressedDataError, gunzip, gzip_bytes
-from cassette.errors import CassetteConfigError, CorruptCassetteError, TruncatedCassetteError
+from cassette.core.compression import GZIP_MAGIC, gunzip, gzip_bytes
+from cassette.errors import (
+    CassetteConfigError,
+    CompressedDataError,
+    CorruptCassetteError,
+    TruncatedCassetteError,
+)
 from cassette.store.cassettes import load_cassette
 from cassette.testing.devserver import DevServer
 from tests.cli_helpers import one_line_error, run_cli

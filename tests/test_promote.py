@@ -11,8 +11,8 @@ import pytest
 
 import cassette
 from cassette.cli import main
-from cassette.errors import CassetteWarning
-from cassette.maintenance.promote import PromoteError, list_runs
+from cassette.errors import CassetteWarning, PromoteError
+from cassette.maintenance.promote import list_runs
 from cassette.testing.devserver import DevServer
 
 TOOLS = [

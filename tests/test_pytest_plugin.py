@@ -16,8 +16,9 @@ import openai
 import pytest
 
 import cassette
+from cassette.errors import NetworkBlockedError
 from cassette.pytest_plugin import safe_name
-from cassette.seam.netguard import NetworkBlockedError, block_network
+from cassette.seam.netguard import block_network
 from cassette.testing.devserver import DevServer
 
 # In-process pytester runs drop the modules they imported. The SDKs must outlive them, because the seam

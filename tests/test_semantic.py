@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from cassette import hookimpl
+from cassette.core.meaning import analyse, guard, stem
 from cassette.errors import (
     CassetteConfigError,
     CassetteError,
@@ -17,7 +18,7 @@ from cassette.errors import (
     UnknownSemanticBackendError,
 )
 from cassette.plugins.manager import get_plugin_manager
-from cassette.plugins.semantic_lexical import LEXICAL, analyse, guard, stem
+from cassette.plugins.semantic_lexical import LEXICAL
 from cassette.review.semantic import (
     MatchResult,
     SemanticBackend,

@@ -15,9 +15,8 @@ import pytest
 
 import cassette
 from cassette.core.canonical import request_key
-from cassette.errors import CassetteWarning
+from cassette.errors import CassetteWarning, TraceError
 from cassette.plugins.manager import get_plugin_manager
-from cassette.seam.trace import TraceError
 from cassette.testing.devserver import DevServer
 
 OPENAI_KEY = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0"

@@ -18,6 +18,7 @@ from tomlkit.exceptions import TOMLKitError
 from cassette.config import parse_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError, CassetteError
+from cassette.git.repo import find_repo, set_textconv
 from cassette.store.files import atomic_write
 
 HELP = "set up a project: [tool.cassette] in pyproject.toml, pre-commit hooks, .gitattributes (idempotent)"
@@ -296,25 +297,12 @@ def _gitattributes(path: Path, cassette_dir: str) -> bool:
 
 
 def _git_diff(root: Path) -> bool:
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
-
-    try:
-        repo = Repo.discover(str(root))
-    except NotGitRepository:
+    repo = find_repo(root)
+    if repo is None:
         raise CassetteError(
             f"{resolve_path(root)} is not inside a git repository, so --git-diff has no .git/config to set. "
             "Run `git init` first, or drop --git-diff.",
             path=root,
-        ) from None
+        )
     with repo:
-        config = repo.get_config()
-        section = (b"diff", b"cassette")
-        try:
-            if config.get(section, b"textconv") == b"cassette textconv":
-                return False
-        except KeyError:
-            pass
-        config.set(section, b"textconv", b"cassette textconv")
-        config.write_to_path()
-    return True
+        return set_textconv(repo, "cassette textconv")

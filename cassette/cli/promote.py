@@ -6,7 +6,8 @@ import argparse
 import time
 
 from cassette.core.model import Interaction
-from cassette.maintenance.promote import PromoteError, list_runs, promote
+from cassette.errors import PromoteError
+from cassette.maintenance.promote import list_runs, promote
 
 HELP = "turn one run of a production trace (or a cendor / OpenAI log) into a cassette and a pytest file"
 

@@ -14,9 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cassette.errors import CassetteIOError, CassetteNotFoundError
+    from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
     from cassette.hooks.textconv import render
-    from cassette.store.files import NotRegularFileError, not_regular_error
+    from cassette.store.files import not_regular_error
 
     try:  # a FIFO or a device (/dev/zero) is refused, not waited on or read forever
         data = render(args.file)

@@ -22,8 +22,8 @@ def _check_inputs(paths: list[str]) -> None:
     """A named path that is missing or unreadable is an input error (exit 2), not a finding (exit 1)."""
     import stat
 
-    from cassette.errors import CassetteIOError, CassetteNotFoundError
-    from cassette.store.files import NotRegularFileError, file_kind, not_regular_reason
+    from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
+    from cassette.store.files import file_kind, not_regular_reason
 
     for raw in paths:
         path = Path(raw)

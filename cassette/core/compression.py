@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cassette.errors import (
+    CompressedDataError,
     CorruptCassetteError,
     TruncatedCassetteError,
 )
@@ -22,14 +23,6 @@ GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"  # deflate, no flags, mtime 0, best, OS unknown
 # what a compressed cassette may expand to: far above any real one, low enough not to exhaust memory
 MAX_INFLATED_BYTES = 2**30
-
-
-class CompressedDataError(ValueError):
-    """A compressed cassette that cannot be expanded; ``truncated`` when its gzip data ends early."""
-
-    def __init__(self, reason: str, *, truncated: bool = False) -> None:
-        super().__init__(reason)
-        self.truncated = truncated
 
 
 def is_compressed(data: bytes | memoryview) -> bool:

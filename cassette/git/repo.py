@@ -18,6 +18,7 @@ import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from dulwich.diff_tree import RenameDetector, tree_changes
@@ -27,7 +28,8 @@ from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
 from dulwich.objectspec import parse_commit, parse_object
 from dulwich.repo import Repo
 
-from cassette.errors import CassetteError
+from cassette.core.paths import resolve_path
+from cassette.errors import GitIndexError
 
 __all__ = [
     "GitIndexError",
@@ -49,10 +51,6 @@ ChangeType = Literal["add", "modify"]
 
 # `git add -N`: the path is recorded, its content is not staged (dulwich's EXTENDED_FLAG_INTEND_TO_ADD)
 _INTENT_TO_ADD = 0x2000
-
-
-class GitIndexError(CassetteError):
-    """The git index cannot be read: a split index, a damaged file, a format dulwich does not know."""
 
 
 def _b(path: str) -> bytes:
@@ -371,3 +369,45 @@ def last_commit_time(repo: Repo, path: str, *, limit: int = 10_000) -> int | Non
         if not before or all(b != here for b in before):
             return int(commit.commit_time)
     return None
+
+
+def committed_time(path: Path) -> float | None:
+    """When the file at ``path`` was last committed, as it is now (seconds since the epoch), or
+    ``None``: outside a repository, untracked, or changed since (the file itself is then the news).
+
+    Example::
+
+        committed_time(Path("tests/cassettes/test_agent/test_refund.json"))  # 1764590400.0
+    """
+    here = resolve_path(path).parent
+    root = next((d for d in (here, *here.parents) if (d / ".git").exists()), None)
+    if root is None:
+        return None
+    try:
+        rel = resolve_path(path).relative_to(root).as_posix()
+        with Repo(str(root)) as repo:
+            if head_blob(repo, rel) != path.read_bytes():
+                return None
+            result = last_commit_time(repo, rel)
+    except (NotGitRepository, GitIndexError, OSError, KeyError, ValueError):
+        return None
+    return None if result is None else float(result)
+
+
+def set_textconv(repo: Repo, command: str) -> bool:
+    """Set ``diff.cassette.textconv`` to ``command`` in the repository's ``.git/config``; whether it changed.
+
+    Example::
+
+        set_textconv(repo, "cassette textconv")
+    """
+    config = repo.get_config()
+    section = (b"diff", b"cassette")
+    try:
+        if config.get(section, b"textconv") == command.encode():
+            return False
+    except KeyError:
+        pass
+    config.set(section, b"textconv", command.encode())
+    config.write_to_path()
+    return True

@@ -19,9 +19,10 @@ from cassette.core.compression import gunzip, is_compressed
 from cassette.core.model import Cassette
 from cassette.core.paths import resolve_path
 from cassette.errors import (
-    CassetteError,
     MissingBlobError,
+    NotAGitRepositoryError,
     TamperedBlobError,
+    UnknownRevisionError,
 )
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, git_blob_id, invalid_ref_error
 from cassette.store.files import TMP_SUFFIX
@@ -29,14 +30,6 @@ from cassette.store.manifest import parse_manifest
 from cassette.store.refs import StoredCassette
 
 _BLOB_PATH = re.compile(r"(?:^|/)\.blobs/([0-9a-f]{2})/([0-9a-f]{38})$")
-
-
-class NotAGitRepositoryError(CassetteError):
-    """A git-reading command (``--staged``, ``--rev``, ``install-hooks``) ran outside a git work tree."""
-
-
-class UnknownRevisionError(CassetteError):
-    """``--rev`` names a commit, branch or range that the repository does not have."""
 
 
 def open_repo(start: str | os.PathLike[str] | None = None) -> Any:

@@ -17,13 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from cassette.core.paths import resolve_path
-from cassette.errors import CassetteError
+from cassette.errors import HookExistsError
+from cassette.git.repo import set_textconv
 
 MARKER = "# cassette-hook"
-
-
-class HookExistsError(CassetteError):
-    """A hook that cassette did not write is in the way."""
 
 
 def _hooks_dir(repo: Any) -> Path:
@@ -90,9 +87,7 @@ def install_textconv(repo: Any) -> list[str]:
 
     done: list[str] = []
     command = f"{shlex.quote(sys.executable)} -m cassette.hooks textconv"
-    config = repo.get_config()
-    config.set((b"diff", b"cassette"), b"textconv", command.encode())
-    config.write_to_path()
+    set_textconv(repo, command)
     done.append(f"set diff.cassette.textconv = {command}")
     root = Path(repo.path)
     cfg = load_config(root)

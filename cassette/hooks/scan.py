@@ -340,8 +340,8 @@ def scan_paths(
 
 
 def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    from cassette.errors import CassetteIOError, CassetteNotFoundError
-    from cassette.store.files import NotRegularFileError, file_kind, not_regular_reason
+    from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
+    from cassette.store.files import file_kind, not_regular_reason
 
     out: list[Path] = []
     for raw in paths:

@@ -17,8 +17,9 @@ Example::
 
 from __future__ import annotations
 
+from cassette.errors import CassetteImportError
 from cassette.importers._cendor import import_cendor
-from cassette.importers._common import CassetteImportError, ImportReport
+from cassette.importers._common import ImportReport
 from cassette.importers._vcr import import_vcr
 
 __all__ = ["CassetteImportError", "ImportReport", "import_cendor", "import_vcr"]

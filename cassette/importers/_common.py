@@ -13,7 +13,7 @@ import orjson
 from cassette.core.canonical import request_key
 from cassette.core.model import Cassette, HttpRequest, Interaction
 from cassette.core.paths import resolve_path
-from cassette.errors import CassetteError, CassetteIOError
+from cassette.errors import CassetteError, CassetteImportError, CassetteIOError
 from cassette.seam.transport import _DROP_RESPONSE_HEADERS, _SSE_BOUNDARY, body_bytes, body_record
 from cassette.store.blobs import default_store_for
 from cassette.store.cassettes import save_cassette
@@ -27,10 +27,6 @@ _URLS = {
     ("anthropic", "messages"): "https://api.anthropic.com/v1/messages",
 }
 REDACTED = "<redacted>"
-
-
-class CassetteImportError(CassetteError):
-    """A file given to `cassette import` cannot be read or converted."""
 
 
 @dataclass

@@ -36,9 +36,8 @@ import orjson
 
 from cassette.core.canonical import loads, request_key
 from cassette.core.paths import resolve_path
-from cassette.errors import CassetteIOError
+from cassette.errors import CassetteImportError, CassetteIOError
 from cassette.importers._common import (
-    CassetteImportError,
     Converted,
     ImportReport,
     http_response,

@@ -6,7 +6,6 @@ and tests need no pytest run to exercise them.
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import time
@@ -20,6 +19,7 @@ from cassette.core.canonical import loads
 from cassette.core.compression import expand
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError, CassetteError
+from cassette.git.repo import committed_time
 from cassette.store.blobs import BlobStore, default_store_for
 from cassette.store.cassettes import load_cassette
 from cassette.store.files import TMP_SUFFIX, read_regular
@@ -131,40 +131,10 @@ def parse_age(text: str, *, key: str = "max_age", source: Path | None = None) ->
 def cassette_age(path: Path, now: float | None = None) -> tuple[float, str]:
     """``(seconds, source)``: age from the last git commit touching ``path``, else from its mtime."""
     now = time.time() if now is None else now
-    committed = _last_commit_time(path)
+    committed = committed_time(path)
     if committed is not None:
         return max(0.0, now - committed), "last commit"
     return max(0.0, now - path.stat().st_mtime), "file modification time"
-
-
-def _last_commit_time(path: Path) -> float | None:
-    """Commit time of the last commit that changed ``path``; ``None`` if untracked or edited since."""
-    try:
-        _git = importlib.import_module("cassette.git.repo")
-    except ImportError:  # the git helpers are optional for expiry: mtime is the fallback
-        return None
-    repo_root = _repo_root(path)
-    if repo_root is None:
-        return None
-    try:
-        from dulwich.repo import Repo
-
-        rel = resolve_path(path).relative_to(repo_root).as_posix()
-        with Repo(str(repo_root)) as repo:
-            if _git.head_blob(repo, rel) != path.read_bytes():
-                return None  # re-recorded and not committed yet: the file itself is the news
-            result = _git.last_commit_time(repo, rel)
-    except (CassetteError, OSError, KeyError, ValueError):
-        return None
-    return None if result is None else float(result)
-
-
-def _repo_root(path: Path) -> Path | None:
-    here = resolve_path(path).parent
-    for d in (here, *here.parents):
-        if (d / ".git").exists():
-            return d
-    return None
 
 
 def format_age(seconds: float) -> str:

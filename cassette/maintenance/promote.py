@@ -26,7 +26,7 @@ from typing import Any
 from cassette.core.canonical import loads
 from cassette.core.model import Interaction
 from cassette.core.paths import resolve_path
-from cassette.errors import CassetteError, CassetteWarning
+from cassette.errors import CassetteWarning, PromoteError
 from cassette.importers._cendor import convert_entry, tool_functions
 from cassette.importers._common import (
     Converted,
@@ -42,10 +42,6 @@ from cassette.importers._common import (
 
 NO_RUN = "(no run id)"
 _KEY = re.compile(r"[0-9a-f]{64}")
-
-
-class PromoteError(CassetteError):
-    """A trace cannot be promoted: unreadable lines, no such run, several runs and none chosen."""
 
 
 @dataclass

@@ -19,9 +19,9 @@ from typing import Any
 from cassette.core.canonical import loads
 from cassette.core.model import holds_refs
 from cassette.core.paths import resolve_path
-from cassette.errors import BlobError, CassetteError, TamperedBlobError
+from cassette.errors import BlobError, CassetteError, NotRegularFileError, TamperedBlobError
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, BlobStore, default_store_for, git_blob_id
-from cassette.store.files import NotRegularFileError, not_regular_reason, read_regular
+from cassette.store.files import not_regular_reason, read_regular
 from cassette.store.manifest import parse_manifest
 from cassette.store.refs import hydrate, walk_chain
 

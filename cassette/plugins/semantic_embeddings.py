@@ -21,9 +21,9 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cassette.core.meaning import guard
 from cassette.errors import SemanticBackendError
 from cassette.hookspecs import hookimpl
-from cassette.plugins.semantic_lexical import guard
 
 if TYPE_CHECKING:
     from model2vec import StaticModel

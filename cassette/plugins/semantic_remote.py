@@ -84,9 +84,8 @@ def _get_client() -> Any:
         if _client is not None:
             return _client
     import cassette
-    from cassette.seam.session import current_session
 
-    session = current_session()
+    session = cassette.current_session()
     key = os.environ.get("OPENAI_API_KEY")
     if not key and not (session is not None and session.replaying):
         raise SemanticBackendError(
@@ -154,8 +153,8 @@ class OpenAIEmbeddingsBackend:
     default_threshold = 0.6
 
     def score(self, actual: str, expected: str) -> tuple[float, str]:
+        from cassette.core.meaning import VETO_FACTOR, guard
         from cassette.plugins.semantic_embeddings import split_sentences
-        from cassette.plugins.semantic_lexical import VETO_FACTOR, guard
 
         sentences = [s for s in split_sentences(actual) if s.strip()]
         texts = [expected, actual, *sentences[:32]]

@@ -46,9 +46,9 @@ from cassette.config import (
     replace,
 )
 from cassette.core.paths import resolve_path
-from cassette.errors import CassetteConfigError, CassetteError, CassetteWarning
+from cassette.errors import CassetteConfigError, CassetteError, CassetteWarning, NetworkBlockedError
 from cassette.maintenance.hygiene import cassette_age, find_orphans, format_age, parse_age
-from cassette.seam.netguard import NetworkBlockedError, NetworkPolicy, guard_replay, take_blocked
+from cassette.seam.netguard import NetworkPolicy, guard_replay, take_blocked
 from cassette.seam.session import (
     Mode,
     RunStats,

@@ -502,7 +502,7 @@ def compare_text(old: str, new: str, *, backend: str | None = None) -> tuple[str
         compare_text("The capital of France is Paris.", "Paris is the capital of France.")
         # ('reworded', 1.0, 'all 3 expected words found')
     """
-    from cassette.plugins.semantic_lexical import guard
+    from cassette.core.meaning import guard
     from cassette.review.semantic import semantic_match
 
     vetoes = [v for v in (guard(new, old), guard(old, new)) if v is not None]

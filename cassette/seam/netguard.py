@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from cassette.errors import CassetteError
+from cassette.errors import NetworkBlockedError
 
 _EVENTS = frozenset(
     {"socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr", "socket.sendto"}
@@ -39,6 +39,7 @@ _LIBRARY_DIRS = tuple(
         if k in sysconfig.get_paths()
     }
 )
+
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 # Frames of these packages say which client opened the connection (outermost wins in the message).
 _CLIENT_PACKAGES = (
@@ -63,15 +64,6 @@ _CLIENT_PACKAGES = (
     "websockets",
     "grpc",
 )
-
-
-class NetworkBlockedError(CassetteError):
-    """A connection was attempted while the network guard was on (replay makes no connection)."""
-
-    def __init__(self, message: str, *, host: str, port: int | None = None, path: str | None = None) -> None:
-        super().__init__(message, path=path)
-        self.host = host
-        self.port = port
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from cassette.core.diff import field_diff, format_diff
 from cassette.core.model import Cassette, Interaction
 from cassette.core.paths import resolve_path
 from cassette.errors import (
+    AmbiguousSessionError,
     CassetteConfigError,
     CassetteError,
     CassetteIOError,
@@ -37,12 +38,13 @@ from cassette.errors import (
     CassetteShapeError,
     CassetteUnusedError,
     CassetteWarning,
+    NotRegularFileError,
     UnknownModeError,
 )
 from cassette.review.usage import tokens_of
 from cassette.store.blobs import BlobStore, default_store_for
 from cassette.store.cassettes import load_cassette, save_cassette
-from cassette.store.files import NotRegularFileError, not_writable_error, refuse_special
+from cassette.store.files import not_writable_error, refuse_special
 from cassette.store.refs import check_refs
 
 
@@ -98,10 +100,6 @@ _current: contextvars.ContextVar[Session | None] = contextvars.ContextVar("casse
 _last: contextvars.ContextVar[Session | None] = contextvars.ContextVar("cassette_last_session", default=None)
 _active: list[Session] = []
 _active_lock = threading.Lock()
-
-
-class AmbiguousSessionError(CassetteError):
-    """A call came from a thread with no session context while several sessions are active."""
 
 
 def current_session() -> Session | None:

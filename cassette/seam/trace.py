@@ -36,16 +36,12 @@ from types import TracebackType
 from typing import Any
 
 from cassette.core.canonical import ordered_json, request_key
-from cassette.errors import CassetteError, CassetteWarning
+from cassette.errors import CassetteWarning, TraceError
 from cassette.seam.session import TRACE_ENV, Mode, Session, Slot, set_fallback
 
 TRACE_FORMAT = 1
 DEFAULT_MAX_QUEUE = 10_000
 _FLUSH_TIMEOUT = 30.0
-
-
-class TraceError(CassetteError):
-    """A trace file cannot be opened, or a trace handle is used after it was closed."""
 
 
 def new_run_id() -> str:

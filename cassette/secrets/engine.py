@@ -36,9 +36,9 @@ from typing import Any
 
 import orjson
 
-from cassette.core.compression import GZIP_MAGIC, CompressedDataError, gunzip, salvage
+from cassette.core.compression import GZIP_MAGIC, gunzip, salvage
 from cassette.core.paths import resolve_path
-from cassette.errors import CassetteConfigError, CassetteError
+from cassette.errors import CassetteConfigError, CassetteError, CompressedDataError
 from cassette.store.blobs import BlobStore, default_store_for
 
 __all__ = [

@@ -7,22 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from cassette.core.canonical import ordered_json
-from cassette.core.compression import CompressedDataError, expand, gunzip, gzip_bytes, is_compressed
+from cassette.core.compression import expand, gunzip, gzip_bytes, is_compressed
 from cassette.core.layout import _sorted_envelope, manifest_json
 from cassette.core.model import Cassette, Interaction
 from cassette.core.paths import resolve_path
 from cassette.errors import (
     CassetteIOError,
     CassetteNotFoundError,
+    CompressedDataError,
+    NotRegularFileError,
 )
 from cassette.store.blobs import BlobStore, default_store_for
-from cassette.store.files import (
-    NotRegularFileError,
-    atomic_write,
-    not_regular_error,
-    not_writable_error,
-    read_regular,
-)
+from cassette.store.files import atomic_write, not_regular_error, not_writable_error, read_regular
 from cassette.store.lazy_index import _scan_lazy
 from cassette.store.manifest import FORMAT_VERSION, parse_manifest
 from cassette.store.refs import dehydrate

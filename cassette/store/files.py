@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cassette.errors import (
     CassetteIOError,
+    NotRegularFileError,
 )
 
 TMP_SUFFIX = ".tmp"
@@ -47,19 +48,6 @@ def atomic_write(path: Path, data: bytes) -> None:
 # references, payloads live in blobs), low enough that a bad `st_size` cannot ask for all memory.
 MAX_MANIFEST_BYTES = 4 * 2**30
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-class NotRegularFileError(OSError):
-    """An `OSError` for a path that is a FIFO, a socket or a device (``kind`` says which)."""
-
-    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
-        super().__init__()
-        self.filename = os.fspath(path)
-        self.strerror = f"not a regular file: it is {kind}"
-        self.kind = kind
-
-    def __str__(self) -> str:
-        return f"{self.filename}: {self.strerror}"
 
 
 def refuse_special(path: str | os.PathLike[str]) -> None:

@@ -30,9 +30,9 @@ import pytest
 
 import cassette
 from cassette.cli import main
-from cassette.errors import CassetteIOError
+from cassette.errors import CassetteIOError, NotRegularFileError
 from cassette.store.cassettes import load_cassette
-from cassette.store.files import MAX_MANIFEST_BYTES, NotRegularFileError, read_regular
+from cassette.store.files import MAX_MANIFEST_BYTES, read_regular
 
 DEADLINE = 20.0  # seconds: each case takes milliseconds; a hang is the bug
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no os.mkfifo on this platform")

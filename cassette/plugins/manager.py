@@ -119,73 +119,14 @@ def reset_plugin_manager() -> None:
         _pm = None
 
 
-def _plain_impls(pm: pluggy.PluginManager, name: str, argnames: tuple[str, ...]) -> list[Any] | None:
-    """The functions ``pm`` would call for hook ``name``, in its order, or None if pluggy must call them.
-
-    Pluggy's generic dispatch (argument checks, a copy of the implementations, wrapper
-    handling) costs more than the built-in hooks themselves. Plain implementations taking
-    exactly ``argnames`` can be called directly; wrappers or tracing send the call back
-    through pluggy.
-    """
-    impls = getattr(pm.hook, name).get_hookimpls()
-    if getattr(getattr(pm, "_inner_hookexec", None), "__name__", None) != "_multicall":
-        return None  # pm.enable_tracing() or add_hookcall_monitoring(): the monitor sees every call
-    if any(i.wrapper or i.hookwrapper or i.argnames != argnames or i.kwargnames for i in impls):
-        return None
-    return [i.function for i in reversed(impls)]
-
-
-# What normalize_http calls: (manager, its hook executor, the two hooks' callers and their
-# implementations when planned, then the providers and the normalisers to call directly, None
-# where pluggy must). Re-made whenever the manager, its executor (tracing) or the registered
-# implementations change (a plugin registered mid-run): pluggy's own lists are compared in place.
-_http_plan: tuple[Any, ...] | None = None
-
-
-def _plan_http(pm: pluggy.PluginManager) -> tuple[list[Any] | None, list[Any] | None]:
-    global _http_plan
-    plan = _http_plan
-    if (
-        plan is not None
-        and plan[0] is pm
-        and plan[1] is pm._inner_hookexec
-        and plan[2]._hookimpls == plan[3]
-        and plan[4]._hookimpls == plan[5]
-    ):
-        return plan[6], plan[7]
-    providers = _plain_impls(pm, "cassette_http_request", ("request",))
-    normalizers = _plain_impls(pm, "cassette_normalize", ("request", "kind"))
-    callers = (pm.hook.cassette_http_request, pm.hook.cassette_normalize)
-    found = (getattr(caller, "_hookimpls", None) for caller in callers)
-    lists: list[list[Any]] = [x for x in found if isinstance(x, list)]
-    if callable(getattr(pm, "_inner_hookexec", None)) and len(lists) == 2:
-        _http_plan = (pm, pm._inner_hookexec, callers[0], list(lists[0]), callers[1], list(lists[1]))
-        _http_plan += (providers, normalizers)
-    else:  # a pluggy without these: planned again for every call
-        _http_plan = None
-    return providers, normalizers
-
-
 def normalize_http(request: HttpRequest) -> tuple[str, dict[str, Any]]:
     """Ask the provider plugins what this HTTP request is; returns ``(kind, normalised request)``."""
-    pm = _pm if _pm is not None else get_plugin_manager()  # read in place: runs for every call
-    providers, normalizers = _plan_http(pm)
-    normalized = None
-    if providers is None:
-        normalized = pm.hook.cassette_http_request(request=request)
-    else:
-        for provider in providers:  # firstresult: the first answer wins
-            normalized = provider(request)
-            if normalized is not None:
-                break
+    hook = (_pm if _pm is not None else get_plugin_manager()).hook
+    normalized = hook.cassette_http_request(request=request)
     if normalized is None:  # only when the generic provider was unregistered
         normalized = {"kind": "http", "method": request.method, "url": request.url}
     kind = str(normalized.get("kind", "http"))
-    if normalizers is None:
-        pm.hook.cassette_normalize(request=normalized, kind=kind)
-    else:
-        for normalizer in normalizers:
-            normalizer(normalized, kind)
+    hook.cassette_normalize(request=normalized, kind=kind)
     return kind, normalized
 
 

@@ -19,7 +19,7 @@ from cassette.errors import (
 )
 from cassette.store.blobs import BlobStore, default_store_for
 from cassette.store.files import atomic_write, not_regular_error, not_writable_error, read_regular
-from cassette.store.lazy_index import _scan_lazy
+from cassette.store.lazy_index import scan_lazy
 from cassette.store.manifest import FORMAT_VERSION, parse_manifest
 from cassette.store.refs import dehydrate
 
@@ -68,7 +68,7 @@ def load_cassette(path: str | os.PathLike[str], store: Path | None = None, *, la
         ) from None
     if lazy:
         data = expand(data, p)
-        cassette = _scan_lazy(data, p, store)
+        cassette = scan_lazy(data, p, store)
         if cassette is not None:
             return cassette
     return parse_manifest(data, p, store)

@@ -1,4 +1,25 @@
-"""The fast replay index over a manifest's bytes (see the layout contract below)."""
+"""The fast replay index: a manifest's interactions found by their bytes, each parsed when served.
+
+Replay needs only each interaction's key, kind and place to build its index. This module cuts a
+manifest at its interaction boundaries with ``bytes.find`` instead of parsing it whole, and
+parses one interaction's JSON when it is first served or inspected.
+
+**The layout contract it relies on** (what `cassette.core.layout.manifest_json` writes, and
+nothing else is assumed):
+
+- the file starts ``{\n  "interactions": [\n    {\n      "`` and ends
+  ``\n    }\n  ],\n  "version": 1\n}`` (with or without the final newline): no other top-level field;
+- consecutive interactions are separated by exactly ``\n    },\n    {\n      "``, which valid JSON
+  in this layout holds nowhere else (a raw newline cannot sit inside a string, and nothing else
+  is indented by four);
+- each interaction's fields are sorted, one per line at an indent of six, so it opens with
+  ``"key": "<64 characters>",`` then ``"kind": "<llm|tool|http>",``.
+
+`scan_lazy` returns ``None`` for any file that breaks the contract (hand-written, compact,
+re-indented, extra top-level fields), and the caller parses it whole. The property test in
+``tests/test_lazy_index.py`` checks both halves: every manifest the writer produces is indexed
+exactly as a full parse reads it, and every other layout falls back.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +40,6 @@ from cassette.errors import (
 from cassette.store.blobs import default_store_for
 from cassette.store.manifest import _read_item, _shape_error
 from cassette.store.refs import StoredCassette, _ref_known
-
-# --- opening for replay: index first, parse each interaction when it is used -----------------------
-#
-# Replay needs only each interaction's key, kind and seq to build its index. A manifest in the
-# layout we write (interactions at a fixed indent, envelope fields sorted, one per line) is cut at
-# its interaction boundaries with bytes.find; each interaction's JSON is parsed when it is first
-# served or inspected. Any other layout (hand-written, compact, extra top-level fields) is parsed
-# whole, as before.
 
 _LAZY_HEAD = b'{\n  "interactions": [\n    {\n      "'
 _LAZY_TAILS = (b'\n    }\n  ],\n  "version": 1\n}\n', b'\n    }\n  ],\n  "version": 1\n}')
@@ -247,7 +260,7 @@ class _LazyCassette(StoredCassette):
         return inter
 
 
-def _scan_lazy(data: bytes, path: Path, store: Path | None) -> Cassette | None:
+def scan_lazy(data: bytes, path: Path, store: Path | None) -> Cassette | None:
     """A `_LazyCassette` when ``data`` is in the layout we write, else None."""
     if not data.startswith(_LAZY_HEAD):
         return None

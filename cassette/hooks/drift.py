@@ -471,8 +471,7 @@ def render_markdown(drifts: list[CassetteDrift]) -> str:
             cats = f"**unreadable**: {_cell(d.error, 100)}"
         counted = f"was {d.old_count}" if d.status == "removed" else f"{d.old_count} → {d.new_count}"
         lines.append(
-            f"| `{d.file}` | {d.status} | {counted} "
-            f"| {_delta(d.old_tokens, d.new_tokens)} | {cats or '–'} |"
+            f"| `{d.file}` | {d.status} | {counted} | {_delta(d.old_tokens, d.new_tokens)} | {cats or '–'} |"
         )
     for d in shown:
         review = d.review
@@ -505,6 +504,21 @@ def render_markdown(drifts: list[CassetteDrift]) -> str:
         lines += [f"- **{c}**: {DESCRIPTIONS[c]}" for c in CATEGORIES if c in used]
         lines += ["", "</details>"]
     return _masked("\n".join(lines) + "\n")
+
+
+def render_html(drifts: list[CassetteDrift], *, title: str = "cassette drift") -> str:
+    """One self-contained HTML page: each changed cassette's two recordings side by side, paired as
+    drift pairs them, each pair marked with its category (a CI artifact beside the markdown summary).
+
+    Example::
+
+        Path("drift.html").write_text(render_html(drift_revs("origin/main..HEAD")))
+    """
+    from cassette.review.view import DriftSide, drift_page
+
+    shown = [d for d in drifts if d.items or d.status != "modified" or d.error]
+    sides = [DriftSide(d.file, d.old, d.new, d.items, d.status, d.error) for d in shown]
+    return drift_page(sides, title=title)
 
 
 def render_json(drifts: list[CassetteDrift]) -> str:

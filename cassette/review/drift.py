@@ -868,9 +868,13 @@ def _id_like(path: str) -> bool:
     return name == "id" or name.endswith(("_id", "Id"))
 
 
-def _response_ids(response: Any) -> dict[str, Any]:
-    """The id-like leaves of a response (``choices[0].message.tool_calls[0].id``, a stream event's
-    ``id``), by field path: what a later request of the conversation may echo."""
+# A changed response text shorter than this is not taken for one a later request echoes ("stop").
+_ECHO_MIN = 16
+
+
+def _echoable(response: Any) -> dict[str, str]:
+    """What a later request of the conversation may repeat from a response, by field path: its
+    id-like leaves (``choices[0].message.tool_calls[0].id``, a stream event's ``id``) and its texts."""
     if not isinstance(response, dict):
         return {}
     body: Any = response.get("json")
@@ -878,21 +882,26 @@ def _response_ids(response: Any) -> dict[str, Any]:
         body = [data for _, data in _sse(response["events"])]
     if body is None:
         body = response.get("result")
-    return {p: v for p, v in flatten(body).items() if isinstance(v, str) and _id_like(p)}
+    return {
+        p: v for p, v in flatten(body).items() if isinstance(v, str) and (_id_like(p) or len(v) >= _ECHO_MIN)
+    }
 
 
-def _learn_echoes(echoes: dict[str, str], res_a: Any, res_b: Any) -> None:
-    """Remember which new id took the place of which old one in a pair of responses."""
-    ids_a, ids_b = _response_ids(res_a), _response_ids(res_b)
-    for path, old_id in ids_a.items():
-        new_id = ids_b.get(path)
-        if isinstance(new_id, str) and new_id != old_id:
-            echoes[old_id] = new_id
+def _learn_echoes(echoes: dict[str, str], res_a: Any, res_b: Any, out_a: Output, out_b: Output) -> None:
+    """Remember which new id or text took the place of which old one in a pair of responses."""
+    old, new = _echoable(res_a), _echoable(res_b)
+    if len(out_a.text) >= _ECHO_MIN and out_b.text:  # a streamed answer is no leaf: its assembled text
+        old["(answer)"], new["(answer)"] = out_a.text, out_b.text
+    for path, value in old.items():
+        other = new.get(path)
+        if isinstance(other, str) and other != value:
+            echoes[value] = other
 
 
 def _request_changes(req_a: Any, req_b: Any, echoes: dict[str, str]) -> list[tuple[str, Any, Any]]:
-    """``(path, old, new)`` of each request field that differs, less the ids the conversation only
-    echoes (``messages[3].tool_call_id`` following an earlier response's changed tool-call id)."""
+    """``(path, old, new)`` of each request field that differs, less what the conversation only
+    echoes: ``messages[3].tool_call_id`` following an earlier response's changed tool-call id, the
+    history repeating an earlier answer that changed (that answer's own pair reports it)."""
     return [
         (path, old, new)
         for path, new, old in field_diff(req_b, req_a)
@@ -932,14 +941,14 @@ def _modified(
         )
     # equal keys with different stored requests: a hand edit or a changed redactor, worth a look too
     changes = _request_changes(req_a, req_b, echoes or {}) if a.key != b.key or req_a != req_b else []
-    if echoes is not None:
-        _learn_echoes(echoes, res_a, res_b)
     request_fields = [p for p, _, _ in changes]
     if not request_fields and res_a == res_b:
         return None
     volatile = volatile_fields(b.kind) if b.kind != "tool" else frozenset()
     out_a = extract(a.kind, res_a, volatile=volatile)
     out_b = extract(b.kind, res_b, volatile=volatile)
+    if echoes is not None:
+        _learn_echoes(echoes, res_a, res_b, out_a, out_b)
     verdict = compare_outputs(out_a, out_b, backend=backend)
     if verdict is None:
         changed = [p for p, _, _ in field_diff(res_b, res_a)]

@@ -325,7 +325,8 @@ def totals(cassette: Cassette, calls: Sequence[CallView]) -> Totals:
 
 
 def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """Recorded text as markup: secrets masked first (their placeholders are text too), then escaped."""
+    return html.escape(_masked(str(value)), quote=True)
 
 
 def _long(text: str) -> bool:
@@ -409,7 +410,7 @@ def _messages_html(call: CallView, marks: _Marks) -> str:
         earlier = "".join(_message_html(m, None) for m in call.messages[:start])
         rows.append(
             f'<details class="earlier"><summary>{start} earlier message{"s" if start != 1 else ""}, '
-            f"as sent in #{seq}</summary>{earlier}</details>"
+            f"as sent in #{_esc(seq)}</summary>{earlier}</details>"
         )
     rows.extend(_message_html(m, marks.messages.get(i)) for i, m in enumerate(call.messages) if i >= start)
     return f'<section class="messages">{"".join(rows)}</section>'
@@ -440,10 +441,11 @@ def _llm_body(call: CallView, marks: _Marks) -> str:
         shown = _tool_calls_text(call.reading.tool_calls)
         answer.append('<div class="label">tool calls asked for</div>')
         answer.append(_text_block(shown, "text tool-calls", marks.tool_calls))
-    if call.reading.text or not call.reading.tool_calls:
+    if call.reading.text or not (call.reading.tool_calls or call.reading.error):
         answer.append('<div class="label">answer</div>')
         answer.append(_text_block(call.reading.text, "text answer-text", marks.answer))
-    parts.append(f'<section class="answer">{"".join(answer)}</section>')
+    if answer:
+        parts.append(f'<section class="answer">{"".join(answer)}</section>')
     return "".join(parts)
 
 
@@ -467,7 +469,7 @@ def _call_html(call: CallView, marks: _Marks | None = None) -> str:
     if call.retry_of is not None:
         css.append("retried")
     head = (
-        f'<header class="call-head"><span class="seq">#{call.seq}</span>'
+        f'<header class="call-head"><span class="seq">#{_esc(call.seq)}</span>'
         f'<span class="kind">{_esc(call.kind)}</span><span class="what">{_esc(call.label)}</span>'
         f'{_badges(call)}<span class="facts">{_facts(call)}</span></header>'
     )
@@ -480,7 +482,7 @@ def _call_html(call: CallView, marks: _Marks | None = None) -> str:
         if call.reading.error:
             body += f'<div class="error-text">{_esc(call.reading.error)}</div>'
     return (
-        f'<article class="{" ".join(css)}" data-seq="{call.seq}" data-kind="{_esc(call.kind)}">'
+        f'<article class="{" ".join(css)}" data-seq="{_esc(call.seq)}" data-kind="{_esc(call.kind)}">'
         f"{head}{body}</article>"
     )
 
@@ -538,7 +540,7 @@ def _csp_hash(text: str) -> str:
 
 def _json_script(element_id: str, data: Any) -> str:
     """``data`` as JSON the page can read and never runs: ``<``, ``>`` and ``&`` are escaped inside."""
-    text = json.dumps(data, ensure_ascii=False, default=str, sort_keys=True)
+    text = _masked(json.dumps(data, ensure_ascii=False, default=str, sort_keys=True))
     text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return f'<script type="application/json" id="{element_id}">{text}</script>'
@@ -558,11 +560,13 @@ def _page(title: str, body: str, data: Any) -> str:
         f"<title>{_esc(title)}</title><style>{style}</style></head>"
         f"<body>{body}{_json_script('cassette-data', data)}<script>{script}</script></body></html>\n"
     )
-    return _masked(page)
+    return page
 
 
 def _masked(text: str) -> str:
     """Every secret-rule match replaced by its placeholder, as the drift summaries mask theirs."""
+    if not text:
+        return text
     from cassette.plugins.manager import get_plugin_manager
     from cassette.secrets.engine import default_rules, redact_text, rules_from_plugins
 
@@ -601,7 +605,7 @@ def mark_words(old: str, new: str) -> tuple[str, str]:
 
         mark_words("refund $20", "refund $200")  # ('refund $<del>20</del>', 'refund $<ins>200</ins>')
     """
-    a, b = _WORDS.findall(old), _WORDS.findall(new)
+    a, b = _WORDS.findall(_masked(old)), _WORDS.findall(_masked(new))
     out_a: list[str] = []
     out_b: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -689,8 +693,8 @@ def _pair_html(a: CallView | None, b: CallView | None, item: DriftItem | None) -
     if item is not None and item.request_changes:
         changes = "".join(f"<li>{_esc(c)}</li>" for c in item.request_changes)
         notes.append(f'<ul class="request-changes">{changes}</ul>')
-    old_seq = "" if a is None else str(a.seq)
-    new_seq = "" if b is None else str(b.seq)
+    old_seq = "" if a is None else _esc(a.seq)
+    new_seq = "" if b is None else _esc(b.seq)
     where = f"#{old_seq or '–'} → #{new_seq or '–'}"
     head = (
         f'<div class="pair-head"><span class="category cat-{_esc(css)}">{_esc(words)}</span>'

@@ -15,7 +15,7 @@ from openai import OpenAI
 import cassette
 from cassette.testing.devserver import DevServer
 
-SYSTEM = "You are the support agent of Acme. " + "Always look an order up before saying anything. " * 14
+SYSTEM = "You are the support agent of Acme. " + "Always look an order up before saying anything. " * 30
 LONG_SYSTEM_CHARS = len(SYSTEM)
 TOOLS = [
     {

@@ -39,9 +39,9 @@ from cassette.review.usage import tokens_of
 
 # A message or answer longer than this (characters or lines) is shown folded, with a button to unfold.
 FOLD_CHARS = 480
-FOLD_LINES = 12
+FOLD_LINES = 16
 # A JSON value this short is shown on one line.
-PRETTY_FLAT = 100
+PRETTY_FLAT = 96
 # Request fields that are the call's identity or its conversation, shown apart from its parameters.
 _IDENTITY = ("kind", "provider", "endpoint", "model")
 _CONVERSATION = ("system", "instructions", "messages", "input", "prompt")
@@ -141,16 +141,28 @@ def _compact(value: Any) -> str:
 
 
 def _pretty(value: Any) -> str:
-    """``value`` as JSON text: on one line when it is short, indented otherwise."""
+    """``value`` as JSON text: each object or list that is short on one line, the others indented."""
     if isinstance(value, str):
         return value
     try:
-        flat = json.dumps(value, ensure_ascii=False, default=str)
-        if len(flat) <= PRETTY_FLAT:
-            return flat
-        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        return _layout(value, "")
     except (ValueError, RecursionError):  # a circular or absurdly deep value: its repr is enough here
         return repr(value)
+
+
+def _layout(value: Any, indent: str) -> str:
+    flat = json.dumps(value, ensure_ascii=False, default=str)
+    if len(flat) + len(indent) <= PRETTY_FLAT or not isinstance(value, dict | list) or not value:
+        return flat
+    if isinstance(value, list) and not any(isinstance(v, dict | list) for v in value):
+        return flat  # a list of numbers or words reads best as it wraps
+    inner = indent + "  "
+    if isinstance(value, dict):
+        items = [
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_layout(v, inner)}" for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    return "[\n" + ",\n".join(inner + _layout(v, inner) for v in value) + "\n" + indent + "]"
 
 
 def _content_text(content: Any) -> str:

@@ -10,8 +10,10 @@ from pathlib import Path
 from cassette.config import load_config, resolve_path
 from cassette.core.model import Cassette
 from cassette.errors import CassetteError, CassetteNotFoundError
+from cassette.hooks.drift import drift_pending, drift_revs
 from cassette.maintenance.hygiene import store_for
 from cassette.review.view import DriftSide, drift_page, run_page
+from cassette.seam.session import pending_path
 from cassette.store.cassettes import load_cassette
 from cassette.store.files import atomic_write
 
@@ -91,9 +93,6 @@ def _load(path: Path) -> Cassette:
 
 
 def _drift(path: Path, rev: str | None, backend: str | None) -> str:
-    from cassette.hooks.drift import drift_pending, drift_revs
-    from cassette.seam.session import pending_path
-
     if rev:
         wanted = resolve_path(path)
         drifts = [

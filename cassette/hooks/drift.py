@@ -27,6 +27,7 @@ from cassette.review.drift import (
     DriftItem,
     compare_cassettes,
 )
+from cassette.review.view import DriftSide, drift_page
 
 PENDING_SUFFIX = ".pending.json"
 
@@ -514,8 +515,6 @@ def render_html(drifts: list[CassetteDrift], *, title: str = "cassette drift") -
 
         Path("drift.html").write_text(render_html(drift_revs("origin/main..HEAD")))
     """
-    from cassette.review.view import DriftSide, drift_page
-
     shown = [d for d in drifts if d.items or d.status != "modified" or d.error]
     sides = [DriftSide(d.file, d.old, d.new, d.items, d.status, d.error) for d in shown]
     return drift_page(sides, title=title)

@@ -34,8 +34,10 @@ from typing import Any
 
 from cassette.core.model import KINDS, Cassette, Interaction
 from cassette.errors import CassetteError
+from cassette.plugins.manager import get_plugin_manager
 from cassette.review.drift import CATEGORIES, DESCRIPTIONS, DriftItem, extract, pair_interactions
 from cassette.review.usage import tokens_of
+from cassette.secrets.engine import default_rules, redact_text, rules_from_plugins
 
 # A message or answer longer than this (characters or lines) is shown folded, with a button to unfold.
 FOLD_CHARS = 480
@@ -271,7 +273,7 @@ def call_views(cassette: Cassette) -> list[CallView]:
 
     Example::
 
-        [c.label for c in call_views(load_cassette("t.json"))]  # ['openai · gpt-4o-mini', 'lookup_order', …]
+        [c.kind for c in call_views(load_cassette("t.json"))]  # ['llm', 'tool', 'tool', 'llm']
     """
     calls = [_view(inter, cassette) for inter in cassette.interactions]
     failed_by_key: dict[tuple[str, str], int] = {}
@@ -579,9 +581,6 @@ def _masked(text: str) -> str:
     """Every secret-rule match replaced by its placeholder, as the drift summaries mask theirs."""
     if not text:
         return text
-    from cassette.plugins.manager import get_plugin_manager
-    from cassette.secrets.engine import default_rules, redact_text, rules_from_plugins
-
     try:
         rules = rules_from_plugins(get_plugin_manager())
     except CassetteError:  # a broken plugin is reported elsewhere; the built-in rules still mask

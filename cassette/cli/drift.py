@@ -23,7 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--pending", action="store_true", help="committed cassettes vs their .pending.json re-recordings"
     )
     parser.add_argument(
-        "--format", choices=("text", "markdown", "json"), default="text", help="output format"
+        "--format",
+        choices=("text", "markdown", "json", "html"),
+        default="text",
+        help="output format (html: one self-contained page, both runs side by side)",
     )
     parser.add_argument(
         "--fail-on",
@@ -59,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         failing_summary,
         parse_fail_on,
         pending_files,
+        render_html,
         render_json,
         render_markdown,
         render_text,
@@ -84,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_json(drifts))
     elif args.format == "markdown":
         sys.stdout.write(render_markdown(drifts))
+    elif args.format == "html":
+        sys.stdout.write(render_html(drifts))
     else:
         text = render_text(drifts, verbose=args.verbose)
         if text:

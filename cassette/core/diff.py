@@ -53,18 +53,23 @@ def _around(text: str, start: int, width: int) -> str:
     return '"' + ("…" if start else "") + piece + ("…" if start + width < len(text) else "") + '"'
 
 
-def _pair(a: Any, r: Any, width: int = 70) -> str:
+def _pair(a: Any, r: Any, width: int = 70, sep: str = " != ") -> str:
     """``a != r``; two long strings are shown around where they first differ, not from their start."""
     if not (isinstance(a, str) and isinstance(r, str)) or max(len(a), len(r)) <= width - 2:
-        return f"{_short(a, width)} != {_short(r, width)}"
+        return f"{_short(a, width)}{sep}{_short(r, width)}"
     same = next((i for i, (x, y) in enumerate(zip(a, r)) if x != y), min(len(a), len(r)))
     start = 0 if same < width - 30 else same - 20
-    return f"{_around(a, start, width - 10)} != {_around(r, start, width - 10)}"
+    return f"{_around(a, start, width - 10)}{sep}{_around(r, start, width - 10)}"
 
 
-def format_diff(diffs: list[tuple[str, Any, Any]], limit: int = 8) -> list[str]:
-    """One line per differing field: ``path: <this call> != <recorded>``."""
-    lines = [f"{path}: {_pair(a, r)}" for path, a, r in diffs[:limit]]
+def format_diff(diffs: list[tuple[str, Any, Any]], limit: int = 8, *, sep: str = " != ") -> list[str]:
+    """One line per differing field: ``path: <this call> != <recorded>`` (``sep`` between the two).
+
+    Example::
+
+        format_diff([("model", "a", "b")], sep=" → ") == ['model: "a" → "b"']
+    """
+    lines = [f"{path}: {_pair(a, r, sep=sep)}" for path, a, r in diffs[:limit]]
     if len(diffs) > limit:
         lines.append(f"… and {len(diffs) - limit} more differing fields")
     return lines

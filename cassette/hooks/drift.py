@@ -27,6 +27,7 @@ from cassette.review.drift import (
     DriftItem,
     compare_cassettes,
 )
+from cassette.review.view import DriftSide, drift_page
 
 PENDING_SUFFIX = ".pending.json"
 
@@ -43,6 +44,9 @@ class CassetteDrift:
     old_tokens: int = 0
     new_tokens: int = 0
     error: str | None = None  # the file could not be read; items are empty
+    # the two recordings compared (what the html page shows side by side); None: that side is absent
+    old: Cassette | None = field(default=None, repr=False, compare=False)
+    new: Cassette | None = field(default=None, repr=False, compare=False)
 
     def counts(self) -> Counter[str]:
         return Counter(i.category for i in self.items)
@@ -101,6 +105,8 @@ def drift_of(
         compare_cassettes(old, new, backend=backend),
         _tokens(old),
         _tokens(new),
+        old=old,
+        new=new,
     )
 
 
@@ -189,7 +195,7 @@ def _pairs_drift(
         new_data = read_new(new_path) if new_path else None
         if not (looks_like_manifest(path, new_data) or looks_like_manifest(path, old_data)):
             continue
-        shown = path if old_path in (None, new_path) else f"{old_path} → {new_path}"
+        shown = path if new_path is None or old_path in (None, new_path) else f"{old_path} → {new_path}"
         try:
             old = cassette_from_bytes(old_data, old_path or path, reader) if old_data is not None else None
             new = cassette_from_bytes(new_data, path, reader) if new_data is not None else None
@@ -402,6 +408,9 @@ def render_text(drifts: list[CassetteDrift], *, verbose: bool = False) -> str:
             continue
         if not d.items and d.status == "modified":
             continue
+        if d.status == "removed":  # the file is gone: its calls are not listed one by one
+            lines.append(f"{d.file}: {_gone(d)}")
+            continue
         head = f"{d.file}: {d.status}, {d.old_count} → {d.new_count} interactions"
         if d.old_tokens or d.new_tokens:
             head += f", tokens {_delta(d.old_tokens, d.new_tokens)}"
@@ -415,9 +424,16 @@ def render_text(drifts: list[CassetteDrift], *, verbose: bool = False) -> str:
             if item.reason:
                 line += f": {item.reason}"
             lines.append(line)
+            lines.extend(f"        {change}" for change in item.request_changes)
             if item.excerpt and item.category not in ("volatile-only",):
                 lines.append(f"        {item.excerpt}")
     return _masked("\n".join(lines))
+
+
+def _gone(d: CassetteDrift) -> str:
+    """``removed (was 4 interactions, 724 tokens)``: what a deleted cassette held."""
+    tokens = f", {d.old_tokens:,} tokens" if d.old_tokens else ""
+    return f"removed (was {d.old_count} interaction{'s' if d.old_count != 1 else ''}{tokens})"
 
 
 def _cell(text: str, width: int = 160) -> str:
@@ -454,13 +470,13 @@ def render_markdown(drifts: list[CassetteDrift]) -> str:
         )
         if d.error:
             cats = f"**unreadable**: {_cell(d.error, 100)}"
+        counted = f"was {d.old_count}" if d.status == "removed" else f"{d.old_count} → {d.new_count}"
         lines.append(
-            f"| `{d.file}` | {d.status} | {d.old_count} → {d.new_count} "
-            f"| {_delta(d.old_tokens, d.new_tokens)} | {cats or '–'} |"
+            f"| `{d.file}` | {d.status} | {counted} | {_delta(d.old_tokens, d.new_tokens)} | {cats or '–'} |"
         )
     for d in shown:
         review = d.review
-        if not review:
+        if not review or d.status == "removed":
             continue
         lines += [
             "",
@@ -471,6 +487,8 @@ def render_markdown(drifts: list[CassetteDrift]) -> str:
         ]
         for item in review:
             what = _cell(item.reason)
+            for change in item.request_changes:
+                what += ("<br>" if what else "") + _cell(change, 200)
             if item.excerpt:
                 what += ("<br>" if what else "") + _cell(item.excerpt, 200)
             category = f"**{item.category}**" if item.output_category in REGRESSIONS else item.category
@@ -487,6 +505,19 @@ def render_markdown(drifts: list[CassetteDrift]) -> str:
         lines += [f"- **{c}**: {DESCRIPTIONS[c]}" for c in CATEGORIES if c in used]
         lines += ["", "</details>"]
     return _masked("\n".join(lines) + "\n")
+
+
+def render_html(drifts: list[CassetteDrift], *, title: str = "cassette drift") -> str:
+    """One self-contained HTML page: each changed cassette's two recordings side by side, paired as
+    drift pairs them, each pair marked with its category (a CI artifact beside the markdown summary).
+
+    Example::
+
+        Path("drift.html").write_text(render_html(drift_revs("origin/main..HEAD")))
+    """
+    shown = [d for d in drifts if d.items or d.status != "modified" or d.error]
+    sides = [DriftSide(d.file, d.old, d.new, d.items, d.status, d.error) for d in shown]
+    return drift_page(sides, title=title)
 
 
 def render_json(drifts: list[CassetteDrift]) -> str:

@@ -35,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from cassette.core.diff import field_diff, flatten
+from cassette.core.diff import field_diff, flatten, format_diff
 from cassette.core.model import Cassette, Interaction
 from cassette.errors import (
     CassetteConfigError,
@@ -102,6 +102,8 @@ TOOL_OFFER_FIELDS = frozenset({"tools", "functions", "tool_choice", "function_ca
 # Which side of an interaction a tools change is on, in the words every output format uses.
 TOOL_SIDES: dict[str, str] = {"request": "tools offered (request)", "response": "tool calls (response)"}
 _DIGITS = re.compile(r"[$€£]?\d[\d,.]*%?")
+# How many changed request fields a drift item shows with their values (the rest are counted).
+REQUEST_CHANGES_SHOWN = 6
 
 
 # --- what an interaction produced ------------------------------------------------------------------
@@ -650,7 +652,9 @@ class DriftItem:
     ``fields`` the differing field paths; ``tokens`` the (old, new) token counts;
     ``tools_changed`` which side of a tools change this is: ``"request"`` (the
     tools offered to the model differ), ``"response"`` (the model called other
-    tools), or both; ``cassette`` the file the interaction belongs to.
+    tools), or both; ``cassette`` the file the interaction belongs to;
+    ``request_changes`` one line per changed request field with its values,
+    ``path: old → new`` (as a `CassetteMiss` shows them).
     """
 
     seq: int
@@ -669,6 +673,7 @@ class DriftItem:
     tokens: tuple[int, int] = (0, 0)
     tools_changed: tuple[str, ...] = ()
     cassette: str = field(default="", compare=False)
+    request_changes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.output_category:
@@ -725,6 +730,7 @@ class DriftItem:
             "fields": self.fields,
             "tools_changed": list(self.tools_changed),
             "tools_label": self.tools_label,
+            "request_changes": self.request_changes,
             "tokens": {
                 "old": self.tokens[0],
                 "new": self.tokens[1],
@@ -763,6 +769,20 @@ def _tokens(response: Any) -> int:
     from cassette.review.usage import tokens_of
 
     return tokens_of(response) if isinstance(response, dict) else 0
+
+
+def pair_interactions(
+    old: Cassette | None, new: Cassette | None
+) -> list[tuple[Interaction | None, Interaction | None]]:
+    """The interactions of two recordings, aligned as drift pairs them: ``(old, new)``, ``None`` on the
+    side where a call was added or removed; unchanged calls pair up too.
+
+    Example::
+
+        for a, b in pair_interactions(load_cassette("t.json"), load_cassette("t.pending.json")):
+            print(a and a.seq, b and b.seq)
+    """
+    return _pairs(old.interactions if old is not None else [], new.interactions if new is not None else [])
 
 
 def _pairs(
@@ -841,8 +861,64 @@ def _one_side(inter: Interaction, cassette: Cassette, change: str) -> DriftItem:
     )
 
 
+_LAST_NAME = re.compile(r"([^.\[\]]*)(?:\[\d+\])*$")
+
+
+def _id_like(path: str) -> bool:
+    """``…tool_calls[0].id``, ``…call_id``, ``…previous_response_id``: a field that names a call."""
+    match = _LAST_NAME.search(path)
+    name = match.group(1) if match else ""
+    return name == "id" or name.endswith(("_id", "Id"))
+
+
+# A changed response text shorter than this is not taken for one a later request echoes ("stop").
+_ECHO_MIN = 16
+
+
+def _echoable(response: Any) -> dict[str, str]:
+    """What a later request of the conversation may repeat from a response, by field path: its
+    id-like leaves (``choices[0].message.tool_calls[0].id``, a stream event's ``id``) and its texts."""
+    if not isinstance(response, dict):
+        return {}
+    body: Any = response.get("json")
+    if body is None and isinstance(response.get("events"), list):
+        body = [data for _, data in _sse(response["events"])]
+    if body is None:
+        body = response.get("result")
+    return {
+        p: v for p, v in flatten(body).items() if isinstance(v, str) and (_id_like(p) or len(v) >= _ECHO_MIN)
+    }
+
+
+def _learn_echoes(echoes: dict[str, str], res_a: Any, res_b: Any, out_a: Output, out_b: Output) -> None:
+    """Remember which new id or text took the place of which old one in a pair of responses."""
+    old, new = _echoable(res_a), _echoable(res_b)
+    if len(out_a.text) >= _ECHO_MIN and out_b.text:  # a streamed answer is no leaf: its assembled text
+        old["(answer)"], new["(answer)"] = out_a.text, out_b.text
+    for path, value in old.items():
+        other = new.get(path)
+        if isinstance(other, str) and other != value:
+            echoes[value] = other
+
+
+def _request_changes(req_a: Any, req_b: Any, echoes: dict[str, str]) -> list[tuple[str, Any, Any]]:
+    """``(path, old, new)`` of each request field that differs, less what the conversation only
+    echoes: ``messages[3].tool_call_id`` following an earlier response's changed tool-call id, the
+    history repeating an earlier answer that changed (that answer's own pair reports it)."""
+    return [
+        (path, old, new)
+        for path, new, old in field_diff(req_b, req_a)
+        if not (isinstance(old, str) and echoes.get(old) == new)
+    ]
+
+
 def _modified(
-    a: Interaction, b: Interaction, old: Cassette, new: Cassette, backend: str | None
+    a: Interaction,
+    b: Interaction,
+    old: Cassette,
+    new: Cassette,
+    backend: str | None,
+    echoes: dict[str, str] | None = None,
 ) -> DriftItem | None:
     req_a, err_a = _hydrated(old, a.request)
     req_b, err_b = _hydrated(new, b.request)
@@ -867,12 +943,15 @@ def _modified(
             tokens=tokens,
         )
     # equal keys with different stored requests: a hand edit or a changed redactor, worth a look too
-    request_fields = [p for p, _, _ in field_diff(req_b, req_a)] if a.key != b.key or req_a != req_b else []
+    changes = _request_changes(req_a, req_b, echoes or {}) if a.key != b.key or req_a != req_b else []
+    request_fields = [p for p, _, _ in changes]
     if not request_fields and res_a == res_b:
         return None
     volatile = volatile_fields(b.kind) if b.kind != "tool" else frozenset()
     out_a = extract(a.kind, res_a, volatile=volatile)
     out_b = extract(b.kind, res_b, volatile=volatile)
+    if echoes is not None:
+        _learn_echoes(echoes, res_a, res_b, out_a, out_b)
     verdict = compare_outputs(out_a, out_b, backend=backend)
     if verdict is None:
         changed = [p for p, _, _ in field_diff(res_b, res_a)]
@@ -907,6 +986,7 @@ def _modified(
             a.seq,
             tokens,
             sides,
+            request_changes=format_diff(changes, REQUEST_CHANGES_SHOWN, sep=" → "),
         )
     return DriftItem(
         b.seq,
@@ -949,10 +1029,9 @@ def compare_cassettes(
         for item in compare_cassettes(load_cassette("triage.json"), load_cassette("triage.pending.json")):
             print(item.category, item.reason)
     """
-    a = old.interactions if old is not None else []
-    b = new.interactions if new is not None else []
     items: list[DriftItem] = []
-    for x, y in _pairs(a, b):
+    echoes: dict[str, str] = {}  # old id -> the new id that took its place, as the run goes on
+    for x, y in pair_interactions(old, new):
         if x is None and y is not None:
             assert new is not None
             items.append(_one_side(y, new, "added"))
@@ -961,7 +1040,7 @@ def compare_cassettes(
             items.append(_one_side(x, old, "removed"))
         elif x is not None and y is not None:
             assert old is not None and new is not None
-            item = _modified(x, y, old, new, backend)
+            item = _modified(x, y, old, new, backend, echoes)
             if item is not None:
                 items.append(item)
     # the committed file's name (a re-recording's .pending.json is the same cassette)

@@ -29,7 +29,7 @@ from dulwich.objectspec import parse_commit, parse_object
 from dulwich.repo import Repo
 
 from cassette.core.paths import resolve_path
-from cassette.errors import GitIndexError
+from cassette.errors import GitIndexError, UnknownRevisionError
 
 __all__ = [
     "GitIndexError",
@@ -253,16 +253,37 @@ def read_index_blob(repo: Repo, path: str) -> bytes | None:
     return obj.as_raw_string() if isinstance(obj, Blob) else None
 
 
-def _commit(repo: Repo, rev: str) -> Commit | None:
-    """Resolve "HEAD", "HEAD~2", "main^", a branch, a tag or a (short) sha to a commit."""
+def resolve_commit(repo: Repo, rev: str) -> Commit:
+    """The commit ``rev`` names: a branch, tag, (short) sha or ``HEAD``, with ``~N`` / ``^N`` suffixes
+    (dulwich's own revision parsing); `UnknownRevisionError` when the repository has none.
+
+    Example::
+
+        resolve_commit(repo, "HEAD~1").id
+    """
     try:
-        if "~" in rev or "^" in rev:
-            obj = parse_object(repo, rev)
-            while isinstance(obj, Tag):
-                obj = repo[obj.object[1]]
-            return obj if isinstance(obj, Commit) else None
-        return parse_commit(repo, rev)
-    except (KeyError, ValueError):
+        obj = parse_object(repo, rev) if "~" in rev or "^" in rev else parse_commit(repo, rev)
+        while isinstance(obj, Tag):
+            obj = repo[obj.object[1]]
+        if not isinstance(obj, Commit):
+            raise ValueError(f"it names a {obj.type_name.decode()}, not a commit")
+        return obj
+    except (KeyError, ValueError) as exc:
+        # dulwich's KeyError only repeats the name, as bytes (b'nope'): no detail then
+        detail = "" if isinstance(exc, KeyError) else f" ({exc})"
+        if "parent" in detail:  # "Commit … has no parents", "… does not have parent #2"
+            detail = " (not that many parents)"
+        raise UnknownRevisionError(
+            f"git repository {repo.path} has no commit {rev!r}{detail}. Pass a branch, tag, sha or "
+            "HEAD~N that exists, e.g. --rev origin/main..HEAD.",
+            path=repo.path,
+        ) from None
+
+
+def _commit(repo: Repo, rev: str) -> Commit | None:
+    try:
+        return resolve_commit(repo, rev)
+    except UnknownRevisionError:
         return None
 
 

@@ -22,8 +22,8 @@ from cassette.errors import (
     MissingBlobError,
     NotAGitRepositoryError,
     TamperedBlobError,
-    UnknownRevisionError,
 )
+from cassette.git.repo import resolve_commit
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, git_blob_id, invalid_ref_error
 from cassette.store.files import TMP_SUFFIX
 from cassette.store.manifest import parse_manifest
@@ -148,42 +148,6 @@ def _tree_of(repo: Any, rev: str) -> bytes | None:
             return None  # no commit yet: everything staged is new
     tree: bytes = resolve_commit(repo, rev).tree
     return tree
-
-
-_ANCESTRY = re.compile(r"(?:[~^]\d*)+$")
-
-
-def resolve_commit(repo: Any, rev: str) -> Any:
-    """The commit ``rev`` names: a branch, tag, sha or ``HEAD``, with ``~N`` / ``^N`` suffixes.
-
-    Example::
-
-        resolve_commit(open_repo(), "HEAD~1").id
-    """
-    from dulwich.objectspec import parse_commit
-
-    m = _ANCESTRY.search(rev)
-    base, steps = (rev[: m.start()], m.group(0)) if m and m.start() > 0 else (rev, "")
-    try:
-        commit = parse_commit(repo, base.encode())
-        for op, count in re.findall(r"([~^])(\d*)", steps):
-            n = int(count) if count else 1
-            if op == "~":
-                for _ in range(n):
-                    commit = repo[commit.parents[0]]
-            elif n:
-                commit = repo[commit.parents[n - 1]]
-    except (KeyError, ValueError, IndexError) as exc:
-        # dulwich's KeyError only repeats the name, as bytes (b'nope'): no detail then
-        detail = "" if isinstance(exc, KeyError) else f" ({exc})"
-        if isinstance(exc, IndexError):
-            detail = " (not that many parents)"
-        raise UnknownRevisionError(
-            f"git repository {repo.path} has no commit {rev!r}{detail}. Pass a branch, tag, sha or "
-            "HEAD~N that exists, e.g. --rev origin/main..HEAD.",
-            path=repo.path,
-        ) from None
-    return commit
 
 
 def read_object(repo: Any, sha: str) -> bytes | None:

@@ -243,8 +243,8 @@ def drift_revs(
 
         drift_revs("origin/main..HEAD")
     """
-    from cassette.git.repo import changed_between, read_at_rev
-    from cassette.git.snapshot import RevSnapshot, open_repo, resolve_commit
+    from cassette.git.repo import changed_between, read_at_rev, resolve_commit
+    from cassette.git.snapshot import RevSnapshot, open_repo
 
     repo = open_repo(start)
     if ".." in spec:

@@ -36,12 +36,17 @@ from cassette.errors import (
     CorruptCassetteError,
     InvalidBlobRefError,
     MissingBlobError,
+    RecordedControlFlowError,
     TamperedBlobError,
     TruncatedCassetteError,
+    UnencodableValueError,
     UnimportedTypeError,
     UninstrumentableClientError,
+    UnknownCodecTagError,
     UnknownModeError,
+    UnrebuildableValueError,
     UnsupportedVersionError,
+    ValueCodecError,
 )
 from cassette.hookspecs import hookimpl
 from cassette.importers import CassetteImportError, ImportReport
@@ -50,7 +55,7 @@ from cassette.review.semantic import MatchResult
 from cassette.seam.api import drift, use, using
 from cassette.seam.netguard import NetworkBlockedError, block_network
 from cassette.seam.session import AmbiguousSessionError, Mode, Session, current_session
-from cassette.seam.tools import tool
+from cassette.seam.tools import ValueCodec, tool
 from cassette.seam.trace import TraceError, trace
 from cassette.seam.transport import async_http_client, async_transport, http_client, instrument, transport
 from cassette.secrets.engine import SecretRule
@@ -85,15 +90,21 @@ __all__ = [
     "NetworkBlockedError",
     "PromoteError",
     "PromoteReport",
+    "RecordedControlFlowError",
     "SecretRule",
     "Session",
     "TamperedBlobError",
     "TraceError",
     "TruncatedCassetteError",
+    "UnencodableValueError",
     "UnimportedTypeError",
     "UninstrumentableClientError",
+    "UnknownCodecTagError",
     "UnknownModeError",
+    "UnrebuildableValueError",
     "UnsupportedVersionError",
+    "ValueCodec",
+    "ValueCodecError",
     "async_http_client",
     "async_transport",
     "block_network",

@@ -123,7 +123,7 @@ def _register(made: _Codecs, codec: Any) -> None:
             "which one wrote it. Give each codec its own tag (or load only one of the plugins)."
         )
     for t in types:
-        if t in _ENCODE or any(issubclass(t, b) for b in _BUILTIN_BASES):
+        if t in _ENCODE:
             raise ValueCodecError(
                 f"value codec {codec.tag!r} registers {_name(t)}, whose encoding is built in "
                 "(docs/format.md): a codec may only add types of your own."
@@ -267,7 +267,7 @@ def _pairs(v: dict[Any, Any], key: bool) -> Any:
             r.path.append(f"[{str(k)[:60]!r}]")
             raise
     if key:  # a key is the same whatever order the dict was built in, as a str-keyed dict's is
-        pairs.sort(key=lambda p: _canonical(p[0]))
+        pairs.sort(key=_canonical)
     return {"$dict": pairs}
 
 
@@ -404,7 +404,7 @@ def _enc_other(v: Any, key: bool) -> Any:
         raise _Refused(
             v,
             f"a {_name(cls)}, a subclass of {base.__name__} that would replay as a plain {base.__name__}",
-            f"Pass or return a plain {base.__name__}({base.__name__} of it), or register a codec for "
+            f"Pass or return a plain {base.__name__} ({base.__name__}(value)), or register a codec for "
             f"{_name(cls)} with the cassette_value_codecs hook (docs/plugins.md)",
         )
     raise _Refused(v, f"a {_name(cls)}, which has no lossless encoding in a cassette", _FIX_TYPE)
@@ -587,14 +587,11 @@ def _dec_int(v: dict[str, Any]) -> Any:
     return int(_need(v, "$int", str, "a string of digits"), 0)
 
 
-_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-
-
 def _dec_float(v: dict[str, Any]) -> Any:
     text = v["$float"]
-    if text not in _FLOATS:
+    if text not in ("nan", "inf", "-inf"):
         raise _malformed('a `$float` value is "nan", "inf" or "-inf"')
-    return _FLOATS[text]
+    return float(text)  # a new NaN each time: two NaN keys of one dict stay two keys
 
 
 def _dec_str(v: dict[str, Any]) -> Any:
@@ -915,19 +912,20 @@ def _not_a(name: Any, what: str) -> CassetteShapeError:
 
 
 def _control_flow_classes() -> tuple[type, ...]:
-    """Exception subclasses that are control flow, not a tool's failure: a test skipped, pdb quit.
+    """Exception subclasses that are control flow, not a tool's failure: a test skipped or ended,
+    pdb quit.
 
-    (pytest's skip, fail, xfail and exit, KeyboardInterrupt, SystemExit, GeneratorExit and
-    asyncio.CancelledError are not `Exception` subclasses, so they are never recorded either.)
-    Only modules already imported can have raised one, so none is imported here.
+    (pytest's skip, fail and xfail, KeyboardInterrupt, SystemExit, GeneratorExit and
+    asyncio.CancelledError are not `Exception` subclasses, so they are never recorded either;
+    ``pytest.exit``'s is.) Only modules already imported can have raised one, so none is imported.
     """
-    found: list[type] = []
+    found: list[Any] = []
     for module, name in (("unittest.case", "SkipTest"), ("bdb", "BdbQuit")):
-        namespace = getattr(sys.modules.get(module), "__dict__", None) or {}
-        cls = namespace.get(name)
-        if isinstance(cls, type):
-            found.append(cls)
-    return tuple(found)
+        found.append((getattr(sys.modules.get(module), "__dict__", None) or {}).get(name))
+    pytest = getattr(sys.modules.get("pytest"), "__dict__", None) or {}
+    for name in ("skip", "fail", "xfail", "exit"):  # pytest.skip.Exception, ...: the public names
+        found.append(getattr(pytest.get(name), "Exception", None))
+    return tuple(cls for cls in found if isinstance(cls, type))
 
 
 def _is_control_flow(cls: type) -> bool:

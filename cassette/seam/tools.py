@@ -158,6 +158,12 @@ _FIX_TYPE = (
 )
 
 
+def _a(t: type) -> str:
+    """``a numpy.ndarray``, ``an object``."""
+    name = _name(t)
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
 def _name(t: type) -> str:
     module = getattr(t, "__module__", None)
     return t.__qualname__ if module in (None, "builtins") else f"{module}.{t.__qualname__}"
@@ -403,11 +409,11 @@ def _enc_other(v: Any, key: bool) -> Any:
     if base is not None:
         raise _Refused(
             v,
-            f"a {_name(cls)}, a subclass of {base.__name__} that would replay as a plain {base.__name__}",
+            f"{_a(cls)}, a subclass of {base.__name__} that would replay as a plain {base.__name__}",
             f"Pass or return a plain {base.__name__} ({base.__name__}(value)), or register a codec for "
             f"{_name(cls)} with the cassette_value_codecs hook (docs/plugins.md)",
         )
-    raise _Refused(v, f"a {_name(cls)}, which has no lossless encoding in a cassette", _FIX_TYPE)
+    raise _Refused(v, f"{_a(cls)}, which has no lossless encoding in a cassette", _FIX_TYPE)
 
 
 def _fields(v: Any, names: Any, key: bool) -> dict[str, Any]:
@@ -427,7 +433,7 @@ def _enc_codec(codecs: _Codecs, codec: ValueCodec, v: Any, key: bool) -> Any:
     except Exception as exc:
         raise _Refused(
             v,
-            f"a {_name(type(v))}, whose codec {codec.tag!r} failed to encode it ({type(exc).__name__}: "
+            f"{_a(type(v))}, whose codec {codec.tag!r} failed to encode it ({type(exc).__name__}: "
             f"{str(exc)[:200]})",
             "Fix the codec's encode function",
         ) from None
@@ -460,7 +466,7 @@ def _enc_pydantic(v: Any, key: bool) -> Any:
         data = v.model_dump(by_alias=True, round_trip=True)
     except Exception as exc:
         raise _Refused(
-            v, f"a {_name(cls)} whose model_dump() raised {type(exc).__name__}: {str(exc)[:200]}", _FIX_TYPE
+            v, f"{_a(cls)} whose model_dump() raised {type(exc).__name__}: {str(exc)[:200]}", _FIX_TYPE
         ) from None
     try:
         out = {"$pydantic": name, "fields": _enc(data, key)}
@@ -475,7 +481,7 @@ def _enc_pydantic(v: Any, key: bool) -> Any:
         if not same:
             raise _Refused(
                 v,
-                f"a {_name(cls)} that model_validate(model_dump(by_alias=True, round_trip=True)) does "
+                f"{_a(cls)} that model_validate(model_dump(by_alias=True, round_trip=True)) does "
                 "not give back equal",
                 "Make the model round-trip (no lossy serializers, validators that accept their own "
                 "output), or register a codec for it with the cassette_value_codecs hook (docs/plugins.md)",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import bdb
+import copy
 import dataclasses
 import datetime as dt
 import decimal
@@ -218,6 +219,21 @@ def test_an_integer_beyond_64_bits_is_an_argument_that_matches() -> None:
             describe(float(2**64 + 2))  # the same number as a float is another call
 
 
+class Ticket:
+    """A plain class: not a dataclass, the default repr (with a memory address)."""
+
+    def __init__(self, number: int, tags: Any = ()) -> None:
+        self.number = number
+        self.tags = tags
+
+
+class Slotted:
+    __slots__ = ("number",)
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+
+
 class FixedZone(dt.tzinfo):
     def utcoffset(self, when: Any) -> dt.timedelta:
         return dt.timedelta(hours=1)
@@ -250,11 +266,16 @@ def _local() -> Any:
         pytest.param(print, ["builtin_function_or_method"], id="function"),
         pytest.param({"k": [1, object()]}, ["object", "at ['k'][1]"], id="nested-object"),
         pytest.param(_local(), ["defined inside a function", "top level of a module"], id="local-class"),
+        pytest.param(Ticket(7), ["Ticket, which has no lossless encoding", "dataclass"], id="plain-object"),
     ],
 )
 def test_a_value_with_no_lossless_encoding_is_refused_when_recorded(value: Any, names: list[str]) -> None:
     SAMPLES["refused"] = value
-    for call, what in ((describe, "argument 'value'"), (produce, "its result")):
+    # an argument is only hashed, never rebuilt: a class of a function's own or a plain object's state
+    # is a key (test_a_plain_object_argument_is_keyed_by_its_class_and_state)
+    keyed = isinstance(value, Ticket) or dataclasses.is_dataclass(value)
+    calls = [(produce, "its result")] + ([] if keyed else [(describe, "argument 'value'")])
+    for call, what in calls:
         with cassette.using(CASSETTE, mode="record"):
             with pytest.raises(cassette.UnencodableValueError) as caught:
                 call(value) if call is describe else produce("refused")
@@ -274,6 +295,34 @@ SAMPLES: dict[str, Any] = {}
 @cassette.tool
 def produce(name: str) -> Any:
     return SAMPLES[name]
+
+
+@pytest.mark.parametrize(
+    ("recorded", "asked"),
+    [
+        (Ticket(7), Ticket(8)),
+        (Ticket(7, (1, 2)), Ticket(7, [1, 2])),
+        (Ticket(7), Slotted(7)),
+        (Slotted(7), Slotted(8)),
+    ],
+    ids=["number", "tuple-or-list", "class", "slots"],
+)
+def test_a_plain_object_argument_is_keyed_by_its_class_and_state(recorded: Any, asked: Any) -> None:
+    with cassette.using(CASSETTE, mode="record"):
+        live = describe(recorded)
+    again = copy.copy(recorded)  # another object, the same class and state
+    with cassette.using(CASSETTE, mode="replay"):
+        assert describe(again) == live
+    with pytest.raises(cassette.CassetteMiss), cassette.using(CASSETTE, mode="replay"):
+        describe(asked)
+
+
+@pytest.mark.parametrize(
+    "value", [str.upper, len, Ticket, np, lambda x: x, object()], ids=lambda v: type(v).__name__
+)
+def test_a_function_class_or_module_argument_is_refused_not_keyed_alike(value: Any) -> None:
+    with cassette.using(CASSETTE, mode="record"), pytest.raises(cassette.UnencodableValueError):
+        describe(value)
 
 
 def test_an_exception_holding_an_unencodable_value_is_refused_with_the_tool_named() -> None:
@@ -376,7 +425,7 @@ def test_an_earlier_releases_object_state_is_an_error_not_a_dict() -> None:
         (2**64 + 1, float(2**64 + 1)),
         ("x", pathlib.PurePosixPath("x")),
     ],
-    ids=repr,
+    ids=lambda v: type(v).__name__,
 )
 def test_distinct_values_are_distinct_keys(recorded: Any, asked: Any) -> None:
     with cassette.using(CASSETTE, mode="record"):

@@ -19,6 +19,7 @@ import inspect
 import math
 import pathlib
 import sys
+import types
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
@@ -173,9 +174,12 @@ def _qualname(obj: type) -> str:
     return f"{obj.__module__}:{obj.__qualname__}"
 
 
-def _named(cls: type, what: str, value: Any) -> str:
-    """``module:Qualname`` of ``cls``, checked to find ``cls`` again the way replay looks it up."""
+def _named(cls: type, what: str, value: Any, key: bool) -> str:
+    """``module:Qualname`` of ``cls``; for a result, checked to find ``cls`` again the way replay
+    looks it up (an argument is only hashed, never rebuilt)."""
     name = _qualname(cls)
+    if key:
+        return name
     try:
         found = _imported(name, what)
     except (UnimportedTypeError, AttributeError):
@@ -385,21 +389,21 @@ def _enc_other(v: Any, key: bool) -> Any:
     if codec is not None:
         return _enc_codec(codecs, codec, v, key)
     if isinstance(v, enum.Enum):
-        name = _named(cls, "enum", v)
+        name = _named(cls, "enum", v, key)
         try:
             return {"$enum": name, "value": _enc(v.value, key)}
         except _Refused as r:
             r.path.append(".value")
             raise
     if isinstance(v, tuple) and isinstance(getattr(cls, "_fields", None), tuple):  # a NamedTuple
-        name = _named(cls, "NamedTuple", v)
+        name = _named(cls, "NamedTuple", v, key)
         return {"$namedtuple": name, "fields": _fields(v, cls._fields, key)}
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        name = _named(cls, "dataclass", v)
+        name = _named(cls, "dataclass", v, key)
         return {"$dataclass": name, "fields": _fields(v, [f.name for f in dataclasses.fields(v)], key)}
     attrs = getattr(cls, "__attrs_attrs__", None)
     if isinstance(attrs, tuple) and not isinstance(v, type):  # an attrs class (attrs is never imported)
-        name = _named(cls, "attrs class", v)
+        name = _named(cls, "attrs class", v, key)
         return {"$attrs": name, "fields": _fields(v, [a.name for a in attrs], key)}
     if hasattr(v, "model_dump") and callable(getattr(cls, "model_validate", None)):
         return _enc_pydantic(v, key)
@@ -413,7 +417,44 @@ def _enc_other(v: Any, key: bool) -> Any:
             f"Pass or return a plain {base.__name__} ({base.__name__}(value)), or register a codec for "
             f"{_name(cls)} with the cassette_value_codecs hook (docs/plugins.md)",
         )
+    if key and _plain_object(v):  # an argument is only hashed: its class and its state are its key
+        try:
+            return {"$object": _qualname(cls), "state": _dict(_state(v), key)}
+        except _Refused as r:
+            r.path.append(f" (an attribute of {_a(cls)})")
+            raise
     raise _Refused(v, f"{_a(cls)}, which has no lossless encoding in a cassette", _FIX_TYPE)
+
+
+_NOT_DATA = (
+    type,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.ModuleType,
+    functools.partial,
+)
+
+
+def _state(v: Any) -> dict[str, Any]:
+    """A copy of an object's attributes: its ``__dict__`` and the slots of its classes that are set."""
+    state = dict(getattr(v, "__dict__", None) or {})
+    for c in type(v).__mro__:
+        slots = vars(c).get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if isinstance(slot, str) and slot not in ("__dict__", "__weakref__") and hasattr(v, slot):
+                state.setdefault(slot, getattr(v, slot))
+    return state
+
+
+def _plain_object(v: Any) -> bool:
+    """An instance of a class of the user's own with state to key it by (not a function, a class or
+    a module: all of them would key alike by their empty state)."""
+    if isinstance(v, _NOT_DATA) or type(v).__module__ == "builtins":
+        return False
+    return isinstance(getattr(v, "__dict__", None), dict) or any(
+        "__slots__" in vars(c) for c in type(v).__mro__[:-1]
+    )
 
 
 def _fields(v: Any, names: Any, key: bool) -> dict[str, Any]:
@@ -461,7 +502,7 @@ def _enc_codec(codecs: _Codecs, codec: ValueCodec, v: Any, key: bool) -> Any:
 
 def _enc_pydantic(v: Any, key: bool) -> Any:
     cls = type(v)
-    name = _named(cls, "pydantic model", v)
+    name = _named(cls, "pydantic model", v, key)
     try:
         data = v.model_dump(by_alias=True, round_trip=True)
     except Exception as exc:

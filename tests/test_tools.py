@@ -250,3 +250,26 @@ def test_a_cassette_keyed_before_defaults_were_still_replays() -> None:
     with pytest.raises(cassette.CassetteMiss, match=r"arguments.sku: \"lamp\" != "):
         with cassette.using(CASSETTE, mode="replay"):
             quote("lamp")  # a real miss is still explained in the current form
+
+
+# --- variadic arguments keep the key earlier releases gave them ------------------------------------
+
+
+@cassette.tool
+def tag_all(*skus: str, **labels: Any) -> int:
+    calls.append("tag_all")
+    return len(skus) + len(labels)
+
+
+def test_star_args_are_a_list_and_star_kwargs_an_object_with_dollar_keys_escaped() -> None:
+    with cassette.using(CASSETTE, mode="record"):
+        assert tag_all("mug", "cup", colour="red", **{"$ref": "x"}) == 4
+    [inter] = cassette.load_cassette(CASSETTE).interactions
+    # *skus is always a tuple: written as a list, as before typed values (no `$tuple`)
+    assert inter.request["arguments"] == {"skus": ["mug", "cup"], "labels": {"colour": "red", "$$ref": "x"}}
+    calls.clear()
+    with cassette.using(CASSETTE, mode="replay"):
+        assert tag_all("mug", "cup", colour="red", **{"$ref": "x"}) == 4
+    assert calls == []
+    with pytest.raises(cassette.CassetteMiss), cassette.using(CASSETTE, mode="replay"):
+        tag_all(("mug", "cup"), colour="red", **{"$ref": "x"})  # one tuple argument is another call

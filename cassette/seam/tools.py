@@ -606,18 +606,26 @@ def from_jsonable(value: Any) -> Any:
 def _dec(v: Any) -> Any:
     t = type(v)
     if t is list:
-        return [_dec(x) for x in v]
+        return [x if type(x) not in _NESTED else _dec(x) for x in v]
     if t is not dict:
         return v
+    escaped = False
     for k in v:
-        if k[:1] == "$" and k[:2] != "$$":
+        if k[:1] == "$":
+            if k[:2] == "$$":
+                escaped = True
+                continue
             decode = _DECODE.get(k)
             if decode is not None:
                 rebuilt = decode(v)
                 if rebuilt is not _PLAIN:
                     return rebuilt
-    # a plain object (an earlier release's user keys like "$ref" stay as they were)
+    if not escaped:  # a plain object (an earlier release's user keys like "$ref" stay as they were)
+        return {k: x if type(x) not in _NESTED else _dec(x) for k, x in v.items()}
     return {(k[1:] if k[:2] == "$$" else k): _dec(x) for k, x in v.items()}
+
+
+_NESTED = (list, dict)  # what _dec must look into; anything else JSON holds is itself
 
 
 _PLAIN = object()  # a decoder's answer for "not this tag after all": an earlier release's user dict

@@ -385,6 +385,42 @@ def test_cassettes_written_by_earlier_releases_still_replay(stored: Any, expecte
         assert same(back, expected)
 
 
+@pytest.mark.parametrize(
+    "stored",
+    [
+        {"$http": "httpx:NoSuchResponse", "status": 200, "headers": {}},
+        {"$enum": f"{__name__}:Color", "value": "green"},
+        {"$tuple": 5},
+        {"$int": "twelve"},
+        {"$float": "NaN!"},
+        {"$dict": [[1]]},
+        {"$timedelta": [1, 2]},
+        {"$path": "a", "type": "Path; rm -rf /"},
+        {"$namedtuple": "os:system", "fields": {}},
+    ],
+    ids=[
+        "http-class-gone",
+        "enum-member-gone",
+        "tuple-an-int",
+        "int-words",
+        "float-word",
+        "pair-of-one",
+        "timedelta-short",
+        "path-type",
+        "namedtuple-os-system",
+    ],
+)
+def test_a_tampered_tag_is_a_cassette_error_never_another_type(stored: Any) -> None:
+    import httpx  # noqa: F401  # imported: the lookup is what refuses the class
+
+    with cassette.using(CASSETTE, mode="record"):
+        echo("x")
+    _edit_result(CASSETTE, stored)
+    with pytest.raises(cassette.CassetteShapeError, match=str(Path(CASSETTE).absolute())):
+        with cassette.using(CASSETTE, mode="replay"):
+            echo("x")
+
+
 def test_an_earlier_releases_object_state_is_an_error_not_a_dict() -> None:
     with cassette.using(CASSETTE, mode="record"):
         echo("x")

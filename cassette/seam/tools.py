@@ -822,10 +822,13 @@ def _dec_pydantic(v: dict[str, Any]) -> Any:
 
 
 def _dec_http(v: dict[str, Any]) -> Any:
-    try:
+    try:  # httpx (httpx2) not imported is UnimportedTypeError: never its fields as a dict instead
         return _http_object(v)
-    except (AttributeError, ValueError, UnimportedTypeError):  # httpx not imported: its fields
-        return {k: _dec(x) for k, x in v.items()}
+    except AttributeError:
+        raise UnrebuildableValueError(
+            f"a recorded tool value is an HTTP {str(v['$http'])[:200]!r}, a class its module does not "
+            "define: the cassette was recorded with another httpx version or edited. Re-record it."
+        ) from None
 
 
 def _dec_codec(v: dict[str, Any]) -> Any:

@@ -39,13 +39,18 @@ from cassette.errors import (
     MissingBlobError,
     NetworkBlockedError,
     PromoteError,
+    RecordedControlFlowError,
     TamperedBlobError,
     TraceError,
     TruncatedCassetteError,
+    UnencodableValueError,
     UnimportedTypeError,
     UninstrumentableClientError,
+    UnknownCodecTagError,
     UnknownModeError,
+    UnrebuildableValueError,
     UnsupportedVersionError,
+    ValueCodecError,
 )
 from cassette.hookspecs import hookimpl
 from cassette.importers import CassetteImportError, ImportReport
@@ -55,7 +60,7 @@ from cassette.review.semantic import MatchResult
 from cassette.seam.api import use, using
 from cassette.seam.netguard import block_network
 from cassette.seam.session import Mode, Session, current_session
-from cassette.seam.tools import tool
+from cassette.seam.tools import ValueCodec, tool
 from cassette.seam.trace import trace
 from cassette.seam.transport import async_http_client, async_transport, http_client, instrument, transport
 from cassette.secrets.engine import SecretRule
@@ -90,15 +95,21 @@ __all__ = [
     "NetworkBlockedError",
     "PromoteError",
     "PromoteReport",
+    "RecordedControlFlowError",
     "SecretRule",
     "Session",
     "TamperedBlobError",
     "TraceError",
     "TruncatedCassetteError",
+    "UnencodableValueError",
     "UnimportedTypeError",
     "UninstrumentableClientError",
+    "UnknownCodecTagError",
     "UnknownModeError",
+    "UnrebuildableValueError",
     "UnsupportedVersionError",
+    "ValueCodec",
+    "ValueCodecError",
     "async_http_client",
     "async_transport",
     "block_network",

@@ -179,3 +179,30 @@ class CompressedDataError(CassetteError, ValueError):
     def __init__(self, reason: str, *, truncated: bool = False) -> None:
         super().__init__(reason)
         self.truncated = truncated
+
+
+class UnencodableValueError(CassetteError, TypeError):
+    """A tool's argument, result or error holds a value a cassette cannot hold losslessly.
+
+    Refused when the call is recorded (and when it is replayed: its match key cannot be computed),
+    never written as something that would replay as another type or value.
+    """
+
+
+class ValueCodecError(CassetteConfigError):
+    """A codec a plugin returned from `cassette_value_codecs` is invalid: a tag or a type registered
+    twice, a built-in type, or a decoder that rebuilds another type than it was given."""
+
+
+class UnrebuildableValueError(CassetteShapeError):
+    """A recorded tool value cannot be rebuilt as the type it was recorded as (its class is gone
+    from its module, or an earlier release kept only the object's state): re-record."""
+
+
+class UnknownCodecTagError(UnrebuildableValueError):
+    """A recorded tool value was written by a codec (`{"$codec": tag}`) no loaded plugin registers."""
+
+
+class RecordedControlFlowError(CassetteShapeError):
+    """A cassette says a tool raised control flow (`unittest.SkipTest`, pytest's skip/fail/xfail,
+    `SystemExit`, `KeyboardInterrupt`, ...), which is never recorded: the cassette was edited."""

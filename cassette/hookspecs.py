@@ -120,3 +120,23 @@ def cassette_stream_complete(request: dict[str, Any], events: list[str]) -> bool
     A stream closed early for which no plugin answers ``True`` is recorded with
     ``"incomplete": true``. The first non-``None`` result wins.
     """
+
+
+@hookspec
+def cassette_value_codecs() -> list[Any]:
+    """Return codecs (``cassette.ValueCodec``) for types of your own in tool arguments and results.
+
+    A ``@cassette.tool`` value of a type cassette has no encoding for (a numpy array, a pandas
+    frame, a domain class that is not a dataclass) is refused when recording; a codec for it
+    says how to write it and how to rebuild it::
+
+        @hookimpl
+        def cassette_value_codecs():
+            return [ValueCodec(tag="numpy.ndarray", type=numpy.ndarray, encode=..., decode=...)]
+
+    ``encode(value)`` returns data cassette encodes itself (bytes, tuples, dicts, ...); the match
+    key of an argument is that data's typed encoding, so two values the data tells apart never
+    share a recording. ``decode(data)`` must return the type it was given (checked when recording).
+    All results are concatenated; a tag or a type registered twice is a `ValueCodecError`.
+    """
+    return []

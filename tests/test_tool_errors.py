@@ -135,3 +135,27 @@ def test_attrs_of_the_wrong_shape_are_a_cassette_error(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     with cassette.using(path, mode="replay"), pytest.raises(cassette.CassetteError, match="attrs"):
         make_tools("http://127.0.0.1:1", httpx2)[1]("A-1")
+
+
+class QuotaError(Exception):
+    def __init__(self, used: tuple[int, int], limit: Any) -> None:
+        super().__init__(used, limit)
+        self.used = used
+        self.reset_at = {("eu", 1): limit}
+
+
+def test_an_errors_arguments_and_attributes_replay_with_their_types(tmp_path: Path) -> None:
+    from decimal import Decimal
+
+    @cassette.tool
+    def spend(amount: Decimal) -> None:
+        raise QuotaError((3, 5), Decimal("10.00"))
+
+    path = tmp_path / "quota.json"
+    with cassette.using(path, mode="record"), pytest.raises(QuotaError) as live:
+        spend(Decimal("1.50"))
+    with cassette.using(path, mode="replay"), pytest.raises(QuotaError) as replayed:
+        spend(Decimal("1.50"))
+    assert replayed.value.args == live.value.args == ((3, 5), Decimal("10.00"))
+    assert type(replayed.value.args[0]) is tuple and type(replayed.value.args[1]) is Decimal
+    assert replayed.value.used == (3, 5) and replayed.value.reset_at == {("eu", 1): Decimal("10.00")}

@@ -116,11 +116,16 @@ def test_without_a_session_the_tool_just_runs() -> None:
     assert calls == ["Z9"]
 
 
-def test_a_type_gone_from_an_imported_module_comes_back_as_plain_data() -> None:
+def test_a_type_gone_from_an_imported_module_is_an_error_not_plain_data() -> None:
+    """A class renamed or removed since recording: replay never hands back its fields in its place."""
     from cassette.seam.tools import _rebuild_error, from_jsonable
 
-    assert from_jsonable({"$dataclass": "tests.test_tools:Gone", "fields": {"a": 1}}) == {"a": 1}
-    assert from_jsonable({"$pydantic": "tests.test_tools:Gone", "data": {"a": 1}}) == {"a": 1}
+    for value in (
+        {"$dataclass": "tests.test_tools:Gone", "fields": {"a": 1}},
+        {"$pydantic": "tests.test_tools:Gone", "data": {"a": 1}},
+    ):
+        with pytest.raises(cassette.UnrebuildableValueError, match="no longer defines"):
+            from_jsonable(value)
     error = {"type": "nowhere:Boom", "message": "boom", "args": ["boom"]}
     assert isinstance(_rebuild_error(error, "t"), cassette.CassetteToolError)  # never imported
 
@@ -245,3 +250,26 @@ def test_a_cassette_keyed_before_defaults_were_still_replays() -> None:
     with pytest.raises(cassette.CassetteMiss, match=r"arguments.sku: \"lamp\" != "):
         with cassette.using(CASSETTE, mode="replay"):
             quote("lamp")  # a real miss is still explained in the current form
+
+
+# --- variadic arguments keep the key earlier releases gave them ------------------------------------
+
+
+@cassette.tool
+def tag_all(*skus: str, **labels: Any) -> int:
+    calls.append("tag_all")
+    return len(skus) + len(labels)
+
+
+def test_star_args_are_a_list_and_star_kwargs_an_object_with_dollar_keys_escaped() -> None:
+    with cassette.using(CASSETTE, mode="record"):
+        assert tag_all("mug", "cup", colour="red", **{"$ref": "x"}) == 4
+    [inter] = cassette.load_cassette(CASSETTE).interactions
+    # *skus is always a tuple: written as a list, as before typed values (no `$tuple`)
+    assert inter.request["arguments"] == {"skus": ["mug", "cup"], "labels": {"colour": "red", "$$ref": "x"}}
+    calls.clear()
+    with cassette.using(CASSETTE, mode="replay"):
+        assert tag_all("mug", "cup", colour="red", **{"$ref": "x"}) == 4
+    assert calls == []
+    with pytest.raises(cassette.CassetteMiss), cassette.using(CASSETTE, mode="replay"):
+        tag_all(("mug", "cup"), colour="red", **{"$ref": "x"})  # one tuple argument is another call

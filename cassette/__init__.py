@@ -53,7 +53,7 @@ from cassette.seam.session import AmbiguousSessionError, Mode, Session, current_
 from cassette.seam.tools import tool
 from cassette.seam.trace import TraceError, trace
 from cassette.seam.transport import async_http_client, async_transport, http_client, instrument, transport
-from cassette.secrets.engine import SecretRule
+from cassette.secrets.rules import SecretRule
 from cassette.store.cassettes import load_cassette
 
 __version__ = "0.1.0"

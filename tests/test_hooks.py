@@ -18,7 +18,7 @@ import pytest
 
 import cassette
 from cassette.cli import main
-from cassette.secrets.engine import default_rules, redact_text
+from cassette.secrets import default_rules, redact_text
 from cassette.store.blobs import BlobStore
 from cassette.testing.devserver import DevServer
 

@@ -26,7 +26,7 @@ from cassette import hookspecs
 from cassette.errors import CassetteConfigError
 from cassette.hookspecs import hookimpl
 from cassette.plugins import secret_rules
-from cassette.secrets.engine import (
+from cassette.secrets import (
     Finding,
     Scanner,
     SecretRule,

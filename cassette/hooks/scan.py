@@ -22,7 +22,7 @@ import orjson
 
 from cassette.config import resolve_path
 from cassette.core.canonical import loads
-from cassette.secrets.engine import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
+from cassette.secrets import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
 from cassette.store.blobs import _BLOB_ID, BLOB_DIR_NAME, git_blob_id
 from cassette.store.files import atomic_write
 
@@ -116,7 +116,7 @@ def default_scanner(start: str | os.PathLike[str] | None = None) -> tuple[Scanne
     """A scanner with every rule from the plugins (no allow-list) and the config's ``secrets_allow``."""
     from cassette.config import load_config
     from cassette.plugins.manager import get_plugin_manager
-    from cassette.secrets.engine import rules_from_plugins
+    from cassette.secrets import rules_from_plugins
 
     config = load_config(Path(start) if start is not None else None)
     return Scanner(rules_from_plugins(get_plugin_manager())), frozenset(config.secrets_allow)

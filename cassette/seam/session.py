@@ -39,6 +39,9 @@ from cassette.errors import (
     UnknownModeError,
 )
 from cassette.review.usage import tokens_of
+from cassette.seam.matching import wildcard_match
+from cassette.seam.redaction import redacted
+from cassette.secrets.placeholders import placeholder_pattern, redacted_key, removed_values, spread_redactions
 from cassette.store.blobs import BlobStore, default_store_for
 from cassette.store.cassettes import load_cassette, save_cassette
 from cassette.store.files import NotRegularFileError, not_writable_error, refuse_special
@@ -565,8 +568,6 @@ class Session:
         A request rebuilt from replayed, redacted data (a tool result or model output that
         held a secret when recorded) holds placeholders where the live run had the secret.
         """
-        from cassette.plugins.manager import redacted, redacted_key
-
         assert self.cassette is not None
         if self._redacted is None:
             self._redacted = self.cassette.redacted_keys()  # read once, on the first miss
@@ -613,8 +614,6 @@ class Session:
         next prompt sends ``<redacted>`` where the recording holds the word. Only a request that
         holds a placeholder is looked at this way, and only on a miss.
         """
-        from cassette.plugins.manager import placeholder_pattern, wildcard_match
-
         if not placeholder_pattern.search(orjson.dumps(request)):
             return None
         return self._serve_first(kind, lambda recorded: wildcard_match(request, recorded))
@@ -752,8 +751,6 @@ class Session:
             return [s for s in self._slots if not s.cancelled]
 
     def _explain_miss(self, kind: str, request: dict[str, Any], key: str) -> CassetteMiss:
-        from cassette.plugins.manager import redacted
-
         full = resolve_path(self.path)
         shown = redacted(request, kind, "request")
         what = _describe(kind, shown)
@@ -832,8 +829,6 @@ class Session:
                 warnings.warn(message, CassetteWarning, stacklevel=3)
 
     def _finish_record(self, exc: BaseException | None) -> None:
-        from cassette.plugins.manager import redacted, redacted_key, removed_values, spread_redactions
-
         slots = self._live_slots()
         parts: list[tuple[Any, Any]] = []
         secrets: set[str] = set()

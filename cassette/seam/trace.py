@@ -38,6 +38,7 @@ from typing import Any
 from cassette.core.canonical import ordered_json, request_key
 from cassette.errors import CassetteError, CassetteWarning
 from cassette.seam import session as _session
+from cassette.seam.redaction import redacted
 from cassette.seam.session import Mode, Session, Slot
 
 TRACE_FORMAT = 1
@@ -85,8 +86,6 @@ class _Line:
 
 def encode_line(line: _Line) -> bytes:
     """The bytes of one trace line: redacted request and response, canonical JSON, one newline."""
-    from cassette.plugins.manager import redacted
-
     record = {
         "v": TRACE_FORMAT,
         "run": line.run,

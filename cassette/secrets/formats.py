@@ -1,0 +1,547 @@
+"""The key *formats* of the secret registry: the provider key patterns, plus generic shapes.
+
+Formats follow the providers' published key shapes and gitleaks' rule set.
+Rules are ordered most specific first: when two rules match the same text, the
+earlier one reports it (a ``Bearer sk-proj-...`` header is an OpenAI key, not a
+bearer token). Every regex refuses to start or end inside a longer token or a
+base64 run, so ids, hashes and embeddings are not findings; the same property
+lets the scanner skip the middle of long base64 runs (``skip_base64``): each
+rule needs a boundary before its literal, or a separator within a few
+characters after its keyword (``=``, ``:``, a space after ``Bearer``).
+
+The names under which a value is a secret are the registry's other half
+(:mod:`cassette.secrets.registry`). These rules reach the scanner and the
+recorder through the ``cassette_secret_rules`` hook (the built-in plugin
+``cassette.plugins.secret_rules`` returns them), or :func:`default_rules` where
+no plugin manager is at hand.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from cassette.secrets.registry import numeric_secret, placeholder_value
+from cassette.secrets.rules import SecretRule, shannon_entropy
+
+# Not inside a longer token or a base64 run; an escaped \n, \t or \r just before is a boundary.
+_L = r"(?:(?<=\\[nrtbf])|(?<![A-Za-z0-9_+/-]))"
+_R = r"(?![A-Za-z0-9_+/-])"
+# For a key whose prefix holds a character no standard base64 run has (`_`, `-`, `.`: ghp_, sk-,
+# ya29.), a `/` or `+` beside it cannot put it inside such a run: a key in a URL path
+# (`/keys/ghp_…/usage`), in form-encoded text (`my+key+is+ghp_…`) or after a %XX escape is found.
+_LX = r"(?:(?<=\\[nrtbf])|(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z0-9_-]))"
+_RX = r"(?![A-Za-z0-9_-])"
+# Between a key and its value: quotes (escaped or not), an operator, a YAML list dash.
+_SEP = r"""[\\"'`]{0,8}\s{0,4}(?:=>|:=|[:=])[\s\\"'`\[-]{0,16}"""
+# A generic secret value: printable ASCII, no quotes, brackets, commas or spaces.
+_VALUE = r"[A-Za-z0-9!#$%&*+\-./:=?@^_|~]"
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+_HEX = re.compile(r"[0-9a-fA-F]+\Z")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}\Z")
+# Ids that LLM APIs put in responses; they are not secrets.
+_ID_PREFIXES = (
+    "apikey_",  # Anthropic's admin API names a key by this id; the key itself is sk-ant-…
+    "chatcmpl-",
+    "cmpl-",
+    "msg_",
+    "msg-",
+    "call_",
+    "resp_",
+    "rs_",
+    "fc_",
+    "toolu_",
+    "srvtoolu_",
+    "run_",
+    "thread_",
+    "asst_",
+    "file-",
+    "file_",
+    "batch_",
+    "req_",
+    "gen-",
+    "org-",
+    "proj_",
+    "evt_",
+    "ft-",
+    "ftjob-",
+    "vs_",
+    "step_",
+    "compl_",
+)
+
+
+def _mixed(s: str) -> bool:
+    """Upper case, lower case and a digit: what real random keys have and dummies lack."""
+    return any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
+
+
+def _notplaceholder_value(s: str) -> bool:
+    return not placeholder_value(s)
+
+
+def _openai(s: str) -> bool:
+    return "T3BlbkFJ" in s or (_mixed(s) and not placeholder_value(s))
+
+
+# A key cut short (pasted into docs or a test, split by a line break) still leaks most of
+# itself: 20 characters of its alphabet are ~120 random bits, more than any placeholder has.
+_ANTHROPIC_MIN_BODY = 20
+_ANTHROPIC_FULL = re.compile(r"sk-ant-api03-[A-Za-z0-9_-]{93}AA\Z")
+
+
+def _anthropic(s: str) -> bool:
+    """The full-length key as is; a shorter one only if it looks random (mixed case and digits)."""
+    if _ANTHROPIC_FULL.match(s):
+        return True
+    body = s[len("sk-ant-api03-") :]
+    return _mixed(body) and not placeholder_value(body) and shannon_entropy(body) >= 3.5
+
+
+def _aws_id(s: str) -> bool:
+    return not s.endswith("EXAMPLE")
+
+
+def _aws_secret(s: str) -> bool:
+    return "EXAMPLE" not in s and any(c.isupper() for c in s) and any(c.islower() for c in s)
+
+
+def _slack_token(s: str) -> bool:
+    return re.search(r"\d{6,}", s) is not None and not placeholder_value(s)
+
+
+def _basic_credentials(s: str) -> bool:
+    """A Basic value that decodes to ``user:password`` text with a real password."""
+    import base64
+    import binascii
+
+    try:
+        text = base64.b64decode(s + "=" * (-len(s) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    _user, colon, password = text.partition(":")
+    return bool(colon) and text.isprintable() and _url_password(password)
+
+
+# what docs and examples put where a password goes
+_NOT_PASSWORDS = frozenset({"pass", "password", "passwd", "pwd", "secret", "user", "username", "token", "x"})
+
+
+def _url_password(s: str) -> bool:
+    """A password in a URL or Basic credentials that is not a placeholder (``pass``, ``****``, ``${DB}``)."""
+    if len(s) < 3 or s.lower() in _NOT_PASSWORDS or placeholder_value(s) or set(s) <= {"*", "x", "X", "."}:
+        return False
+    return not s.startswith(("%", "$", "{", "<"))
+
+
+def _case_mixed(s: str) -> bool:
+    return any(c.isupper() for c in s) and any(c.islower() for c in s)
+
+
+_RESUME_WORDS = ("page", "page_", "sync", "skip", "next", "next_", "continuation", "continuation_")
+# A name that holds a credential (`OPENAI_API_KEY`, `client_secret`, `SessionToken`, `db_password`)
+_KEY_NAME = (
+    r"(?i:api[_-]?key|secret|"
+    # a page, sync or continuation token names where a listing resumes: not a credential
+    + "".join(f"(?<!(?i:{w}))" for w in _RESUME_WORDS)
+    + r"token(?!iz)|passw(?:or)?d|passphrase|passcode|access[_-]?key|auth[_-]?key)"
+)
+_KEY_WORDS = (
+    "api_key",
+    "api-key",
+    "apikey",
+    "secret",
+    "token",
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "auth_key",
+    "auth-key",
+    "authkey",
+)
+# An XML element's text may hold an entity (`&amp;`): `;` is part of the value there.
+_XML_VALUE = r"[A-Za-z0-9!#$%&*+\-./:;=?@^_|~]"
+_XML_SPACE = r"(?:\s|\\[nrt]){0,8}"
+# Code that reads a secret, not the secret: `process.env.OPENAI_API_KEY`, `settings.SECRET_KEY`.
+_CODE_REFERENCE = re.compile(
+    r"(?:(?i:process|os|settings|config|conf|cfg|env|self|this|app|window|import\.meta|deno|system)\."
+    # or any object's UPPER_SNAKE attribute, the way code names an environment variable
+    r"[\w.$]*|(?:[A-Za-z_$][\w$]*\.)+[A-Z][A-Z0-9]*_[A-Z0-9_]*)\Z"
+)
+_CODE_ROOT = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z")
+
+
+def _opaque_token(s: str, *, digest_shaped: bool = False) -> bool:
+    """A bearer/generic value that is not an id, UUID, digest, e-mail, URL, path, ARN, placeholder
+    or a line of code naming where the secret lives (``process.env.OPENAI_API_KEY``).
+
+    ``digest_shaped=True`` accepts 40, 64 or 128 hex characters, which is a sha digest
+    anywhere but after ``Bearer``, where it is a token."""
+    if placeholder_value(s) or s.startswith(_ID_PREFIXES) or _UUID.match(s) or _EMAIL.match(s):
+        return False
+    if s.startswith("arn:") or (_CODE_ROOT.match(s) and _CODE_REFERENCE.match(s)):
+        return False
+    if "://" in s or s.startswith(("/", "./", "../", "~/")):
+        return False
+    if not digest_shaped and _HEX.match(s) and len(s) in (40, 64, 128):  # sha1 / sha256 / sha512 digests
+        return False
+    has_alpha = any(c.isalpha() for c in s)
+    has_digit = any(c.isdigit() for c in s)
+    return has_alpha and (has_digit or _case_mixed(s))
+
+
+def _bearer_token(s: str) -> bool:
+    """What follows ``Bearer``: an opaque token, hex ones included (API tokens are often 40 or 64 hex)."""
+    return _opaque_token(s, digest_shaped=True)
+
+
+# The entropy a generic value needs: 3.5 bits a character, which a 12-character value reaches only
+# with 12 distinct characters. A random 12-character password often repeats one (3.42 bits), so a
+# value that looks generated (see _generated) may fall short by up to 0.3 bit of the most its length
+# allows: one repeat in 12 characters. Names (`production01`, `Production01`) stay out.
+_GENERIC_ENTROPY = 3.5
+
+
+def _generated(s: str) -> bool:
+    """Two or more upper-case and lower-case letters and a digit: what a password generator makes."""
+    upper = sum(c.isupper() for c in s)
+    lower = sum(c.islower() for c in s)
+    return upper >= 2 and lower >= 2 and any(c.isdigit() for c in s)
+
+
+def _generic_value(s: str) -> bool:
+    """A value under a key-like name: opaque (see :func:`_opaque_token`) and random enough for its length."""
+    bits = shannon_entropy(s)
+    if bits < _GENERIC_ENTROPY and (bits < math.log2(max(len(s), 1)) - 0.3 or not _generated(s)):
+        return False
+    return _opaque_token(s)
+
+
+def _rule(
+    id: str,
+    description: str,
+    pattern: str,
+    prefixes: tuple[str, ...] = (),
+    keywords: tuple[str, ...] = (),
+    **kw: object,
+) -> SecretRule:
+    return SecretRule(
+        id=id,
+        description=description,
+        prefixes=prefixes,
+        keywords=keywords,
+        regex=re.compile(pattern),
+        skip_base64=True,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+RULES: list[SecretRule] = [
+    _rule(
+        "anthropic-api-key",
+        "Anthropic API key (sk-ant-api03-…AA, or a shortened one of 20+ random characters)",
+        _LX + rf"(sk-ant-api03-(?:[A-Za-z0-9_-]{{93}}AA|[A-Za-z0-9_-]{{{_ANTHROPIC_MIN_BODY},}}))" + _RX,
+        prefixes=("sk-ant-api03-",),
+        validate=_anthropic,
+    ),
+    _rule(
+        "anthropic-admin-key",
+        "Anthropic Admin API key (sk-ant-admin01-…AA)",
+        _LX + r"(sk-ant-admin01-[A-Za-z0-9_-]{93}AA)" + _RX,
+        prefixes=("sk-ant-admin01-",),
+    ),
+    _rule(
+        "anthropic-oauth-token",
+        "Anthropic OAuth access or refresh token (sk-ant-oat01-, sk-ant-ort01-)",
+        _LX + r"(sk-ant-o[ar]t01-[A-Za-z0-9_-]{40,300})" + _RX,
+        prefixes=("sk-ant-oat01-", "sk-ant-ort01-"),
+        entropy=3.5,
+    ),
+    _rule(
+        "openrouter-api-key",
+        "OpenRouter API key (sk-or-v1-)",
+        _LX + r"(sk-or-v1-[a-f0-9]{64})" + _RX,
+        prefixes=("sk-or-v1-",),
+    ),
+    _rule(
+        "openai-api-key",
+        "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, sk-None-, legacy sk-…T3BlbkFJ…)",
+        _LX
+        + r"(sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,250}"
+        + r"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}"
+        # any other `sk-<kind>-` key carrying OpenAI's marker (base64 of "OpenAI")
+        + r"|[A-Za-z0-9]{2,16}-[A-Za-z0-9_-]{8,250}T3BlbkFJ[A-Za-z0-9_-]{8,250}))"
+        + _RX,
+        prefixes=("sk-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
+        entropy=3.5,
+        validate=_openai,
+    ),
+    _rule(
+        "google-api-key",
+        "Google / Gemini API key (AIza + 35)",
+        _L + r"(AIza[0-9A-Za-z_-]{35})" + _R,
+        prefixes=("AIza",),
+        entropy=3.0,
+    ),
+    _rule(
+        "aws-access-key-id",
+        "AWS access key id (AKIA / ASIA + 16)",
+        _L + r"((?:AKIA|ASIA)[A-Z2-7]{16})" + _R,
+        prefixes=("AKIA", "ASIA"),
+        entropy=3.0,
+        validate=_aws_id,
+    ),
+    _rule(
+        "aws-secret-access-key",
+        "AWS secret access key (40 characters next to its name or to an access key id)",
+        r"(?:(?i:(?:aws_?)?secret_?access_?key|secret-access-key|aws_secret(?:_key)?)[\w.-]{0,10}"
+        + _SEP
+        + r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        + r"|(?:AKIA|ASIA)[A-Z2-7]{16}[^A-Za-z0-9/+=][\s\S]{0,200}?(?<![A-Za-z0-9/+])"
+        + r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=]))",
+        prefixes=("AKIA", "ASIA"),
+        keywords=("secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret"),
+        entropy=3.5,
+        validate=_aws_secret,
+    ),
+    _rule(
+        "aws-session-token",
+        "AWS session token (STS)",
+        r"(?:(?i:(?:aws_?)?session_?token|security[_-]?token)[\w.-]{0,10}"
+        + _SEP
+        + r"([A-Za-z0-9/+=]{100,2000}))(?![A-Za-z0-9/+=])",
+        keywords=("session_token", "sessiontoken", "security_token", "security-token"),
+        entropy=4.0,
+        window=2600,
+    ),
+    _rule(
+        "azure-ad-client-secret",
+        "Microsoft Entra ID (Azure AD) client secret (xxx8Q~…)",
+        r"(?<![A-Za-z0-9_~.])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])",
+        prefixes=("Q~",),
+        entropy=3.0,
+        lookbehind=4,
+    ),
+    _rule(
+        "github-token",
+        "GitHub token (ghp_, gho_, ghs_, ghu_, ghr_ + 36)",
+        _LX + r"(gh[pousr]_[A-Za-z0-9]{36})" + _RX,
+        prefixes=("ghp_", "gho_", "ghs_", "ghu_", "ghr_"),
+        entropy=3.0,
+    ),
+    _rule(
+        "github-fine-grained-pat",
+        "GitHub fine-grained personal access token (github_pat_ + 82)",
+        _LX + r"(github_pat_[A-Za-z0-9_]{82})" + _RX,
+        prefixes=("github_pat_",),
+        entropy=3.0,
+    ),
+    _rule(
+        "slack-token",
+        "Slack token (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxe-, app-level xapp-)",
+        _LX + r"((?:xox[bpoase]|xapp)-[0-9A-Za-z-]{10,250})" + _RX,
+        prefixes=("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxe-", "xapp-"),
+        entropy=3.0,
+        validate=_slack_token,
+    ),
+    _rule(
+        "slack-webhook-url",
+        "Slack incoming webhook URL",
+        r"(hooks\.slack\.com\\?/(?:services\\?/T[A-Z0-9]{6,}\\?/B[A-Z0-9]{6,}\\?/[A-Za-z0-9]{16,}"
+        r"|(?:workflows|triggers)\\?/[A-Za-z0-9+_/\\-]{20,}))",
+        prefixes=("hooks.slack.com",),
+    ),
+    _rule(
+        "stripe-live-key",
+        "Stripe live secret or restricted key (sk_live_, rk_live_)",
+        _LX + r"([sr]k_live_[A-Za-z0-9]{20,247})" + _RX,
+        prefixes=("sk_live_", "rk_live_"),
+        entropy=3.0,
+    ),
+    _rule(
+        "stripe-test-key",
+        "Stripe test-mode secret or restricted key (sk_test_, rk_test_): it can use the test account",
+        _LX + r"([sr]k_test_[A-Za-z0-9]{20,247})" + _RX,
+        prefixes=("sk_test_", "rk_test_"),
+        entropy=3.0,
+    ),
+    _rule(
+        "huggingface-token",
+        "Hugging Face access token (hf_ + 34)",
+        _LX + r"(hf_[A-Za-z]{34})" + _RX,
+        prefixes=("hf_",),
+        entropy=3.0,
+        validate=_case_mixed,
+    ),
+    _rule(
+        "groq-api-key",
+        "Groq API key (gsk_)",
+        _LX + r"(gsk_[A-Za-z0-9]{48,52})" + _RX,
+        prefixes=("gsk_",),
+        entropy=3.5,
+    ),
+    _rule(
+        "xai-api-key",
+        "xAI API key (xai-)",
+        _LX + r"(xai-[A-Za-z0-9]{70,90})" + _RX,
+        prefixes=("xai-",),
+        entropy=3.5,
+    ),
+    _rule(
+        "replicate-api-token",
+        "Replicate API token (r8_)",
+        _LX + r"(r8_[A-Za-z0-9]{37})" + _RX,
+        prefixes=("r8_",),
+        entropy=3.0,
+        validate=_case_mixed,
+    ),
+    _rule(
+        "langsmith-api-key",
+        "LangSmith API key (lsv2_pt_, lsv2_sk_)",
+        _LX + r"(lsv2_(?:pt|sk)_[a-z0-9]{32}_[a-z0-9]{10})" + _RX,
+        prefixes=("lsv2_pt_", "lsv2_sk_"),
+        entropy=3.0,
+    ),
+    _rule(
+        "perplexity-api-key",
+        "Perplexity API key (pplx-)",
+        _LX + r"(pplx-[A-Za-z0-9]{40,60})" + _RX,
+        prefixes=("pplx-",),
+        entropy=3.5,
+    ),
+    _rule(
+        "private-key",
+        "Private key block (-----BEGIN … PRIVATE KEY-----)",
+        r"(-----BEGIN[A-Z0-9 _-]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]{32,20000}?"
+        r"-----END[A-Z0-9 _-]{0,40}PRIVATE KEY(?: BLOCK)?-----)",
+        prefixes=("-----BEGIN",),
+        window=22000,
+    ),
+    _rule(
+        "jwt",
+        "JSON Web Token (eyJ….eyJ….signature)",
+        _L + r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})" + _R,
+        prefixes=("eyJ",),
+        window=8192,
+    ),
+    _rule(
+        "cohere-api-key",
+        "Cohere API key (40 characters under a COHERE_API_KEY / CO_API_KEY name)",
+        r"(?i:(?:cohere[\w.-]{0,30}?|co_api_)key)[\w.-]{0,10}" + _SEP + r"([A-Za-z0-9]{40})(?![A-Za-z0-9])",
+        # the match starts at the provider's name: anchoring there skips every other "key"
+        keywords=("cohere", "co_api_key"),
+        entropy=3.5,
+        validate=_mixed,
+    ),
+    _rule(
+        "deepseek-api-key",
+        "DeepSeek API key (sk- + 32 hex under a DEEPSEEK_API_KEY name)",
+        r"(?i:deepseek[\w.-]{0,30}?key)[\w.-]{0,10}" + _SEP + r"(sk-[a-f0-9]{32})(?![A-Za-z0-9])",
+        keywords=("deepseek",),
+        entropy=3.0,
+    ),
+    _rule(
+        "azure-openai-key",
+        "Azure OpenAI / Azure AI services key (32 hex under an api-key or AZURE_*_KEY name)",
+        r"(?i:azure[\w.-]{0,40}?key|api-key|ocp-apim-subscription-key)[\w.-]{0,10}"
+        + _SEP
+        + r"([a-fA-F0-9]{32})(?![A-Za-z0-9])",
+        keywords=("azure", "api-key", "ocp-apim-subscription-key"),
+        entropy=3.0,
+    ),
+    _rule(
+        "google-oauth-token",
+        "Google OAuth access token (ya29.) or client secret (GOCSPX-)",
+        _LX + r"(ya29\.[A-Za-z0-9_-]{20,2048}|GOCSPX-[A-Za-z0-9_-]{28})" + _RX,
+        prefixes=("ya29.", "GOCSPX-"),
+        entropy=3.5,
+    ),
+    _rule(
+        "basic-auth",
+        "HTTP Basic credentials (Authorization: Basic base64(user:password))",
+        r"(?i:basic)[ \t]+([A-Za-z0-9+/]{8,1024}={0,2})(?![A-Za-z0-9+/=])",
+        keywords=("basic",),
+        validate=_basic_credentials,
+        window=1100,
+    ),
+    _rule(
+        "url-credentials",
+        "Password in a URL (scheme://user:password@host)",
+        r"://[^\s:/@\"'\\<>]{0,64}:([^\s:/@\"'\\<>]{3,128})@[A-Za-z0-9\[]",
+        prefixes=("://",),
+        validate=_url_password,
+        window=200,
+    ),
+    _rule(
+        "bearer-token",
+        "Bearer token (Authorization: Bearer …)",
+        r"(?i:bearer)[ \t]+([A-Za-z0-9._~+/-]{16,4096}=*)(?![A-Za-z0-9._~+/=-])",
+        keywords=("bearer",),
+        entropy=3.0,
+        validate=_bearer_token,
+        window=4200,
+    ),
+    _rule(
+        "numeric-password",
+        "Numeric password, passcode or PIN (6+ digits under a name ending in password, passcode or pin)",
+        # the name ends at the keyword: `password_expiry: 7776000`, `max_tokens`, `pincode` (a postal
+        # code) and `spin` are not it; `pin` is a word of its own (`pin`, `card_pin`, `userPin`, `PIN`)
+        r"(?:(?i:passw(?:or)?d|passcode)s?|(?<![A-Za-z])(?i:pin)|(?<=[a-z])P(?:in|IN))"
+        + _SEP
+        + r"([0-9]{6,64})(?![A-Za-z0-9_]|\.[0-9])",
+        # `pin` with what can follow a name: the bare word is in every `mapping` and `shipping`
+        keywords=("password", "passwd", "passcode", 'pin"', "pin'", "pin:", "pin=", "pin\\", "pin`"),
+        validate=numeric_secret,  # not `000000`, `123456`, `987654`
+        window=200,
+    ),
+    _rule(
+        "generic-secret",
+        "Value of a field named like a key, secret, token or password",
+        # not inside an ARN or a path (`arn:aws:secretsmanager:…:secret:prod/db`)
+        r"(?<![:/])" + _KEY_NAME + r"[\w.-]{0,24}" + _SEP + "(" + _VALUE + "{12,4096})(?!" + _VALUE + ")",
+        keywords=_KEY_WORDS,
+        validate=_generic_value,
+        window=4200,
+    ),
+    _rule(
+        "xml-secret",
+        "Text of an XML element, or value of a key/value attribute pair, named like a key, secret, "
+        'token or password (<password>…</password>, <SecretAccessKey>, <add key="ApiKey" value="…"/>)',
+        # the element's name (a namespace prefix, attributes after it), then its text up to `</`;
+        # inside a JSON string its quotes are escaped and its line breaks are `\n`
+        r"<[\w.:-]{0,24}?"
+        + _KEY_NAME
+        + r"[\w.-]{0,24}(?:\s[^<>]{0,200})?>"
+        + _XML_SPACE
+        + "("
+        + _XML_VALUE
+        + "{12,4096})"
+        + _XML_SPACE
+        + "</"
+        # .NET and Java config: <add key="DbPassword" value="…"/>, <property name="jdbc.password" value="…"/>
+        + r"|(?i:key|name)\s{0,4}=\s{0,4}\\?[\"'][\w.:-]{0,24}?"
+        + _KEY_NAME
+        + r"[\w.-]{0,24}\\?[\"']\s{1,8}(?i:value)\s{0,4}=\s{0,4}\\?[\"']("
+        + _XML_VALUE
+        + r"{12,4096})\\?[\"']",
+        keywords=_KEY_WORDS,
+        validate=_generic_value,
+        window=4400,
+        lookbehind=64,  # the match starts at the `<` or `key="` before the name's keyword
+    ),
+]
+
+
+def default_rules() -> list[SecretRule]:
+    """The built-in rules, without going through the plugin manager.
+
+    Example::
+
+        Scanner(default_rules()).scan(Path("c.json").read_bytes(), "c.json")
+    """
+    return list(RULES)

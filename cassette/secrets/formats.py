@@ -18,10 +18,19 @@ no plugin manager is at hand.
 
 from __future__ import annotations
 
-import math
 import re
 
-from cassette.secrets.registry import numeric_secret, placeholder_value
+from cassette.secrets.registry import (
+    NOT_CREDENTIAL_WORDS,
+    RESUME_WORDS,
+    case_mixed,
+    generic_value,
+    numeric_secret,
+    opaque_value,
+    password_value,
+    placeholder_value,
+    session_value,
+)
 from cassette.secrets.rules import SecretRule, shannon_entropy
 
 # Not inside a longer token or a base64 run; an escaped \n, \t or \r just before is a boundary.
@@ -36,40 +45,11 @@ _RX = r"(?![A-Za-z0-9_-])"
 _SEP = r"""[\\"'`]{0,8}\s{0,4}(?:=>|:=|[:=])[\s\\"'`\[-]{0,16}"""
 # A generic secret value: printable ASCII, no quotes, brackets, commas or spaces.
 _VALUE = r"[A-Za-z0-9!#$%&*+\-./:=?@^_|~]"
-
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
-_HEX = re.compile(r"[0-9a-fA-F]+\Z")
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}\Z")
-# Ids that LLM APIs put in responses; they are not secrets.
-_ID_PREFIXES = (
-    "apikey_",  # Anthropic's admin API names a key by this id; the key itself is sk-ant-…
-    "chatcmpl-",
-    "cmpl-",
-    "msg_",
-    "msg-",
-    "call_",
-    "resp_",
-    "rs_",
-    "fc_",
-    "toolu_",
-    "srvtoolu_",
-    "run_",
-    "thread_",
-    "asst_",
-    "file-",
-    "file_",
-    "batch_",
-    "req_",
-    "gen-",
-    "org-",
-    "proj_",
-    "evt_",
-    "ft-",
-    "ftjob-",
-    "vs_",
-    "step_",
-    "compl_",
-)
+# ... which in a form body or a query string ends where the next `&name=` starts
+_FORM_END = r"(?!&[A-Za-z0-9_.%\[\]-]{1,64}=)"
+# The rest of a name after its keyword: `_ID`, `.prod`, a bracket of a form field (`user[password]`,
+# `user%5Bpassword%5D`)
+_NAME_REST = r"(?:[\w.-]|\]|%5[Dd]){0,24}"
 
 
 def _mixed(s: str) -> bool:
@@ -108,6 +88,8 @@ def _aws_secret(s: str) -> bool:
 
 
 def _slack_token(s: str) -> bool:
+    if s.startswith("xoxd-"):  # a browser session: random, percent-escaped base64
+        return case_mixed(s) and not placeholder_value(s)
     return re.search(r"\d{6,}", s) is not None and not placeholder_value(s)
 
 
@@ -135,16 +117,12 @@ def _url_password(s: str) -> bool:
     return not s.startswith(("%", "$", "{", "<"))
 
 
-def _case_mixed(s: str) -> bool:
-    return any(c.isupper() for c in s) and any(c.islower() for c in s)
-
-
-_RESUME_WORDS = ("page", "page_", "sync", "skip", "next", "next_", "continuation", "continuation_")
 # A name that holds a credential (`OPENAI_API_KEY`, `client_secret`, `SessionToken`, `db_password`)
 _KEY_NAME = (
     r"(?i:api[_-]?key|secret|"
     # a page, sync or continuation token names where a listing resumes: not a credential
-    + "".join(f"(?<!(?i:{w}))" for w in _RESUME_WORDS)
+    + "".join(f"(?<!(?i:{w}))" for w in (*RESUME_WORDS, *NOT_CREDENTIAL_WORDS))
+    + "".join(f"(?<!(?i:{w}[_-]))" for w in NOT_CREDENTIAL_WORDS)
     + r"token(?!iz)|passw(?:or)?d|passphrase|passcode|access[_-]?key|auth[_-]?key)"
 )
 _KEY_WORDS = (
@@ -167,59 +145,24 @@ _KEY_WORDS = (
 # An XML element's text may hold an entity (`&amp;`): `;` is part of the value there.
 _XML_VALUE = r"[A-Za-z0-9!#$%&*+\-./:;=?@^_|~]"
 _XML_SPACE = r"(?:\s|\\[nrt]){0,8}"
-# Code that reads a secret, not the secret: `process.env.OPENAI_API_KEY`, `settings.SECRET_KEY`.
-_CODE_REFERENCE = re.compile(
-    r"(?:(?i:process|os|settings|config|conf|cfg|env|self|this|app|window|import\.meta|deno|system)\."
-    # or any object's UPPER_SNAKE attribute, the way code names an environment variable
-    r"[\w.$]*|(?:[A-Za-z_$][\w$]*\.)+[A-Z][A-Z0-9]*_[A-Z0-9_]*)\Z"
-)
-_CODE_ROOT = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z")
-
-
-def _opaque_token(s: str, *, digest_shaped: bool = False) -> bool:
-    """A bearer/generic value that is not an id, UUID, digest, e-mail, URL, path, ARN, placeholder
-    or a line of code naming where the secret lives (``process.env.OPENAI_API_KEY``).
-
-    ``digest_shaped=True`` accepts 40, 64 or 128 hex characters, which is a sha digest
-    anywhere but after ``Bearer``, where it is a token."""
-    if placeholder_value(s) or s.startswith(_ID_PREFIXES) or _UUID.match(s) or _EMAIL.match(s):
-        return False
-    if s.startswith("arn:") or (_CODE_ROOT.match(s) and _CODE_REFERENCE.match(s)):
-        return False
-    if "://" in s or s.startswith(("/", "./", "../", "~/")):
-        return False
-    if not digest_shaped and _HEX.match(s) and len(s) in (40, 64, 128):  # sha1 / sha256 / sha512 digests
-        return False
-    has_alpha = any(c.isalpha() for c in s)
-    has_digit = any(c.isdigit() for c in s)
-    return has_alpha and (has_digit or _case_mixed(s))
 
 
 def _bearer_token(s: str) -> bool:
     """What follows ``Bearer``: an opaque token, hex ones included (API tokens are often 40 or 64 hex)."""
-    return _opaque_token(s, digest_shaped=True)
+    return opaque_value(s, digest_shaped=True)
 
 
-# The entropy a generic value needs: 3.5 bits a character, which a 12-character value reaches only
-# with 12 distinct characters. A random 12-character password often repeats one (3.42 bits), so a
-# value that looks generated (see _generated) may fall short by up to 0.3 bit of the most its length
-# allows: one repeat in 12 characters. Names (`production01`, `Production01`) stay out.
-_GENERIC_ENTROPY = 3.5
+# A cookie's value: what RFC 6265 allows, percent-escapes and base64 included, up to `;`, `,` or a space.
+_COOKIE_VALUE = r"[A-Za-z0-9!#$%*+\-./:=?@^_|~]"
+# Between a password's name and its value: `:` (YAML), `=` (.env, a connection string), quotes.
+_PASSWORD_SEP = r"""[\\"'`]{0,8}[ \t]{0,4}(?:=>|:=|[:=])[ \t\\"'`]{0,8}"""
+# A password's value: no blank, quote, `;` (connection strings), `&` (forms) or `,` (lists).
+_PASSWORD_VALUE = r"[A-Za-z0-9!#$%*+\-./:=?@^_|~()\[\]{}<>]"
 
 
-def _generated(s: str) -> bool:
-    """Two or more upper-case and lower-case letters and a digit: what a password generator makes."""
-    upper = sum(c.isupper() for c in s)
-    lower = sum(c.islower() for c in s)
-    return upper >= 2 and lower >= 2 and any(c.isdigit() for c in s)
-
-
-def _generic_value(s: str) -> bool:
-    """A value under a key-like name: opaque (see :func:`_opaque_token`) and random enough for its length."""
-    bits = shannon_entropy(s)
-    if bits < _GENERIC_ENTROPY and (bits < math.log2(max(len(s), 1)) - 0.3 or not _generated(s)):
-        return False
-    return _opaque_token(s)
+def _client_secret(s: str) -> bool:
+    """An OAuth client secret: opaque, hex of any length included (GitHub's are 40 hex, Slack's 32)."""
+    return opaque_value(s, digest_shaped=True) and shannon_entropy(s) >= 3.0
 
 
 def _rule(
@@ -291,7 +234,8 @@ RULES: list[SecretRule] = [
     _rule(
         "aws-access-key-id",
         "AWS access key id (AKIA / ASIA + 16)",
-        _L + r"((?:AKIA|ASIA)[A-Z2-7]{16})" + _R,
+        # `Credential=AKIA…/20250101/us-east-1/s3/aws4_request` (SigV4, a presigned URL): a `/` and a date
+        _L + r"((?:AKIA|ASIA)[A-Z2-7]{16})(?:" + _R + r"|(?=/[0-9]{8}/))",
         prefixes=("AKIA", "ASIA"),
         entropy=3.0,
         validate=_aws_id,
@@ -343,9 +287,9 @@ RULES: list[SecretRule] = [
     ),
     _rule(
         "slack-token",
-        "Slack token (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxe-, app-level xapp-)",
-        _LX + r"((?:xox[bpoase]|xapp)-[0-9A-Za-z-]{10,250})" + _RX,
-        prefixes=("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxe-", "xapp-"),
+        "Slack token (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxe-, app-level xapp-, browser session xoxd-)",
+        _LX + r"((?:xox[bpoase]|xapp)-[0-9A-Za-z-]{10,250}|xoxd-[0-9A-Za-z%-]{20,500})" + _RX,
+        prefixes=("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxe-", "xapp-", "xoxd-"),
         entropy=3.0,
         validate=_slack_token,
     ),
@@ -376,7 +320,7 @@ RULES: list[SecretRule] = [
         _LX + r"(hf_[A-Za-z]{34})" + _RX,
         prefixes=("hf_",),
         entropy=3.0,
-        validate=_case_mixed,
+        validate=case_mixed,
     ),
     _rule(
         "groq-api-key",
@@ -398,7 +342,7 @@ RULES: list[SecretRule] = [
         _LX + r"(r8_[A-Za-z0-9]{37})" + _RX,
         prefixes=("r8_",),
         entropy=3.0,
-        validate=_case_mixed,
+        validate=case_mixed,
     ),
     _rule(
         "langsmith-api-key",
@@ -503,9 +447,19 @@ RULES: list[SecretRule] = [
         "generic-secret",
         "Value of a field named like a key, secret, token or password",
         # not inside an ARN or a path (`arn:aws:secretsmanager:…:secret:prod/db`)
-        r"(?<![:/])" + _KEY_NAME + r"[\w.-]{0,24}" + _SEP + "(" + _VALUE + "{12,4096})(?!" + _VALUE + ")",
+        r"(?<![:/])"
+        + _KEY_NAME
+        + _NAME_REST
+        + _SEP
+        + "((?:"
+        + _FORM_END
+        + _VALUE
+        + "){12,4096})(?!"
+        + _FORM_END
+        + _VALUE
+        + ")",
         keywords=_KEY_WORDS,
-        validate=_generic_value,
+        validate=generic_value,
         window=4200,
     ),
     _rule(
@@ -530,9 +484,53 @@ RULES: list[SecretRule] = [
         + _XML_VALUE
         + r"{12,4096})\\?[\"']",
         keywords=_KEY_WORDS,
-        validate=_generic_value,
+        validate=generic_value,
         window=4400,
         lookbehind=64,  # the match starts at the `<` or `key="` before the name's keyword
+    ),
+    _rule(
+        "oauth-client-secret",
+        "OAuth client secret (client_secret=…, clientSecret: …), hex ones included",
+        r"(?i:client[_-]?secret)"
+        + _NAME_REST
+        + _SEP
+        + "((?:"
+        + _FORM_END
+        + _VALUE
+        + "){16,4096})(?!"
+        + _FORM_END
+        + _VALUE
+        + ")",
+        keywords=("client_secret", "client-secret", "clientsecret"),
+        validate=_client_secret,
+        window=4200,
+    ),
+    _rule(
+        "session-cookie",
+        "Session cookie (connect.sid, <app>.sid, _session_id, <app>_session, JSESSIONID, sessionid)",
+        # the name ends in a session word, `=` follows at once (cookie syntax), the value runs to `;`
+        r"(?i:(?<!account)sid|sess(?:ion)?(?:[_.-]?id)?)=("
+        + _COOKIE_VALUE
+        + "{16,4096})(?!"
+        + _COOKIE_VALUE
+        + ")",
+        keywords=("sid=", "sess"),
+        validate=session_value,
+        window=4200,
+    ),
+    _rule(
+        "password-assignment",
+        "Password in text or config (password: hunter2, pwd=Summer2024!, DB_PASSWORD=…) whatever its entropy",
+        r"(?i:passw(?:or)?d|(?<![A-Za-z])pwd|passphrase)(?:[\w.-]|\]|%5[Dd]){0,24}"
+        + _PASSWORD_SEP
+        + "("
+        + _PASSWORD_VALUE
+        + "{4,128})(?!"
+        + _PASSWORD_VALUE
+        + ")",
+        keywords=("password", "passwd", "pwd", "passphrase"),
+        validate=password_value,
+        window=300,
     ),
 ]
 

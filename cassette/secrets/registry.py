@@ -14,10 +14,13 @@ Example::
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any
+
+from cassette.secrets.rules import shannon_entropy
 
 # What the recorder writes where a value stood under a secret's name.
 PLACEHOLDER = "<redacted>"
@@ -202,3 +205,145 @@ def placeholder_value(s: str) -> bool:
     """
     low = s.lower()
     return any(p in low for p in PLACEHOLDER_MARKS)
+
+
+# -- what a value under an ambiguous name must look like to be a secret ------------------------------
+# (`token`, `key`, a generic `*_secret` in text): not an id, UUID, digest, e-mail, URL, path or placeholder
+
+# A page, sync or continuation token names where a listing resumes; an anti-forgery (CSRF) token is no
+# credential: neither is a secret
+RESUME_WORDS = ("page", "page_", "sync", "skip", "next", "next_", "continuation", "continuation_", "cursor")
+NOT_CREDENTIAL_WORDS = ("csrf", "xsrf")
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+_HEX = re.compile(r"[0-9a-fA-F]+\Z")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}\Z")
+# Ids that LLM APIs put in responses; they are not secrets.
+_ID_PREFIXES = (
+    "apikey_",  # Anthropic's admin API names a key by this id; the key itself is sk-ant-…
+    "chatcmpl-",
+    "cmpl-",
+    "msg_",
+    "msg-",
+    "call_",
+    "resp_",
+    "rs_",
+    "fc_",
+    "toolu_",
+    "srvtoolu_",
+    "run_",
+    "thread_",
+    "asst_",
+    "file-",
+    "file_",
+    "batch_",
+    "req_",
+    "gen-",
+    "org-",
+    "proj_",
+    "evt_",
+    "ft-",
+    "ftjob-",
+    "vs_",
+    "step_",
+    "compl_",
+)
+
+
+def case_mixed(s: str) -> bool:
+    return any(c.isupper() for c in s) and any(c.islower() for c in s)
+
+
+# Code that reads a secret, not the secret: `process.env.OPENAI_API_KEY`, `settings.SECRET_KEY`.
+_CODE_REFERENCE = re.compile(
+    r"(?:(?i:process|os|settings|config|conf|cfg|env|self|this|app|window|import\.meta|deno|system)\."
+    # or any object's UPPER_SNAKE attribute, the way code names an environment variable
+    r"[\w.$]*|(?:[A-Za-z_$][\w$]*\.)+[A-Z][A-Z0-9]*_[A-Z0-9_]*)\Z"
+)
+_CODE_ROOT = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z")
+
+
+def opaque_value(s: str, *, digest_shaped: bool = False) -> bool:
+    """A bearer/generic value that is not an id, UUID, digest, e-mail, URL, path, ARN, placeholder
+    or a line of code naming where the secret lives (``process.env.OPENAI_API_KEY``).
+
+    ``digest_shaped=True`` accepts 40, 64 or 128 hex characters, which is a sha digest
+    anywhere but after ``Bearer``, where it is a token."""
+    if placeholder_value(s) or s.startswith(_ID_PREFIXES) or _UUID.match(s) or _EMAIL.match(s):
+        return False
+    if s.startswith("arn:") or (_CODE_ROOT.match(s) and _CODE_REFERENCE.match(s)):
+        return False
+    if "://" in s or s.startswith(("/", "./", "../", "~/")):
+        return False
+    if not digest_shaped and _HEX.match(s) and len(s) in (40, 64, 128):  # sha1 / sha256 / sha512 digests
+        return False
+    has_alpha = any(c.isalpha() for c in s)
+    has_digit = any(c.isdigit() for c in s)
+    return has_alpha and (has_digit or case_mixed(s))
+
+
+# The entropy a generic value needs: 3.5 bits a character, which a 12-character value reaches only
+# with 12 distinct characters. A random 12-character password often repeats one (3.42 bits), so a
+# value that looks generated (see _generated) may fall short by up to 0.3 bit of the most its length
+# allows: one repeat in 12 characters. Names (`production01`, `Production01`) stay out.
+_GENERIC_ENTROPY = 3.5
+
+
+def _generated(s: str) -> bool:
+    """Two or more upper-case and lower-case letters and a digit: what a password generator makes."""
+    upper = sum(c.isupper() for c in s)
+    lower = sum(c.islower() for c in s)
+    return upper >= 2 and lower >= 2 and any(c.isdigit() for c in s)
+
+
+def generic_value(s: str) -> bool:
+    """A value under a key-like name: opaque (see :func:`opaque_value`) and random enough for its length."""
+    bits = shannon_entropy(s)
+    if bits < _GENERIC_ENTROPY and (bits < math.log2(max(len(s), 1)) - 0.3 or not _generated(s)):
+        return False
+    return opaque_value(s)
+
+
+def session_value(s: str) -> bool:
+    """A session cookie's value: 16 characters or more, opaque (letters with digits or mixed case; a
+    signed id's `%3A`, `--` and `.` included), not a placeholder nor a UUID (a request id).
+
+    Example::
+
+        session_value("s%3AQk7wlhaAsT-Y_1iRsps9Bvo.Qk702wl58q") and not session_value("<SESSION>")
+    """
+    if placeholder_value(s) or _UUID.match(s.strip("\"'")):
+        return False
+    return opaque_value(s, digest_shaped=True) and shannon_entropy(s) >= 3.0
+
+
+# What docs and examples put where a password goes (compared lower-cased, quotes stripped)
+NOT_PASSWORDS = frozenset(
+    {
+        *("pass", "password", "passwd", "pwd", "secret", "user", "username", "token", "x", "none", "null"),
+        *("nil", "true", "false", "required", "optional", "string", "str", "hidden", "masked", "empty"),
+        *("redacted", "unset", "default", "changeme", "change_me", "example", "sample", "test", "dummy"),
+    }
+)
+
+
+def password_value(s: str) -> bool:
+    """Whether the value after a password's name in text is one: 4 characters or more with a letter, and a
+    digit or a symbol, whatever its entropy (``hunter2``, ``Summer2024!``); not an evident placeholder
+    (``${DB_PASSWORD}``, ``<password>``, ``***``, ``changeme``, ``%(pw)s``), a path, a URL, a call or
+    a line of code naming where the password lives (``os.environ["DB_PASSWORD"]``).
+
+    Example::
+
+        password_value("hunter2") and not password_value("${DB_PASSWORD}") and not password_value("***")
+    """
+    if not 4 <= len(s) <= 128 or s.lower() in NOT_PASSWORDS or placeholder_value(s):
+        return False
+    if s.startswith(("%", "$", "{", "<", "(", "[", "/", "./", "~", "*", "#")) or "://" in s:
+        return False
+    if set(s) <= {"*", "x", "X", ".", "•", "-", "_", "?"} or s.endswith(("(", ")", "]")):
+        return False
+    if _CODE_ROOT.match(s) or s.isdigit():  # code (`settings.DB_PASSWORD`); digits: numeric-password's
+        return False
+    has_alpha = any(c.isalpha() for c in s)
+    return has_alpha and any(not c.isalpha() for c in s)

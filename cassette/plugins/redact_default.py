@@ -23,15 +23,20 @@ from cassette.secrets.registry import (
     SECRET_FIELDS,
     SECRET_HEADERS,
     SECRET_QUERY,
+    ambiguous_field,
     describes,
+    generic_value,
     numeric_secret,
     says_password,
     secret_field,
+    secret_header,
     secret_plural,
 )
 from cassette.secrets.rules import SecretRule, rules_from_plugins
 
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})")
+# `Bearer <token>` in any text, whatever the token's entropy; a token with a digit, so prose
+# ("the bearer instrument") is left alone. Basic credentials are the `basic-auth` rule's (it decodes them).
+_BEARER = re.compile(r"\b(Bearer|bearer|BEARER)\s+(?=[A-Za-z._~+/=-]*[0-9])([A-Za-z0-9._~+/=-]{8,})")
 
 
 def _config_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -75,14 +80,19 @@ def _redact_stream(data: dict[str, Any]) -> None:
 _RULES: dict[str, list[SecretRule]] = {}
 
 
+def _secret_query(name: str, value: str, names: frozenset[str]) -> bool:
+    low = name.lower()
+    return bool(value) and value != PLACEHOLDER and (low in names or secret_field(low))
+
+
 def _redact_url(url: str, names: frozenset[str]) -> str:
     parts = urlsplit(url)
     if not parts.query:
         return url
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    if not any(k.lower() in names for k, _ in pairs):
+    if not any(_secret_query(k, v, names) for k, v in pairs):
         return url
-    pairs = [(k, PLACEHOLDER if k.lower() in names else v) for k, v in pairs]
+    pairs = [(k, PLACEHOLDER if _secret_query(k, v, names) else v) for k, v in pairs]
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(pairs, safe="<>"), parts.fragment))
 
 
@@ -112,7 +122,7 @@ def _walk(
     if isinstance(value, str):
         if text is not None:
             value = text(value)
-        if ("earer " in value or "asic " in value) and _BEARER.search(value):
+        if "earer " in value and _BEARER.search(value):
             value = _BEARER.sub(lambda m: f"{m.group(1)} {PLACEHOLDER}", value)
         if value.startswith(("http://", "https://")) and "?" in value:
             value = _redact_url(value, query)
@@ -125,22 +135,27 @@ def _walk(
         if isinstance(value.get("$bytes"), str) and len(value) == 1:
             _redact_bytes(value, text)
             return value
+        if text is not None and any(isinstance(k, str) and len(k) >= _KEY_MIN for k in value):
+            _redact_keys(value, text)
         for k in list(value):
             low = k.lower() if isinstance(k, str) else k
             v = value[k]
-            if low == "headers" and isinstance(v, dict):
-                for h in list(v):
-                    if h.lower() in headers:
-                        v[h] = PLACEHOLDER
+            if low == "headers":
+                _redact_headers(v, headers)
             if low == "query" and isinstance(v, list):
                 value[k] = [
                     [p[0], PLACEHOLDER]
-                    if isinstance(p, list) and len(p) == 2 and str(p[0]).lower() in query
+                    if isinstance(p, list) and len(p) == 2 and _secret_query(str(p[0]), str(p[1]), query)
                     else _walk(p, fields, headers, query, text)  # ?q=<a key> under an innocent name
                     for p in v
                 ]
                 continue
             if _plain_secret(v) and secret_field(low, fields):
+                value[k] = PLACEHOLDER
+                continue
+            if isinstance(v, str) and ambiguous_field(low) and generic_value(v):
+                # `"token": "…"`, `"key": "…"`, `"figma_token": "…"`: a secret when it looks like one
+                # (a logprob's `"token": "Hello"` and a tokenizer's `"eos_token": "</s>"` do not)
                 value[k] = PLACEHOLDER
                 continue
             if numeric_secret(v) and says_password(k):
@@ -160,6 +175,48 @@ def _walk(
             value[k] = _walk(v, fields, headers, query, text)
         return value
     return value
+
+
+def _redact_headers(headers: Any, names: frozenset[str]) -> None:
+    """Headers as a map or as ``[name, value]`` pairs (an error's recorded request): each value under a
+    secret header's name (see ``secret_header``) made the placeholder."""
+    if isinstance(headers, dict):
+        for h in list(headers):
+            if isinstance(h, str) and secret_header(h.lower(), names):
+                headers[h] = PLACEHOLDER
+    elif isinstance(headers, list):
+        for pair in headers:
+            if (
+                isinstance(pair, list)
+                and len(pair) == 2
+                and isinstance(pair[0], str)
+                and secret_header(pair[0].lower(), names)
+            ):
+                pair[1] = PLACEHOLDER
+
+
+# The shortest key format (an AWS key id) is 20 characters; a JSON key shorter than this holds none
+_KEY_MIN = 16
+
+
+def _redact_keys(value: dict[str, Any], text: Callable[[str], str]) -> None:
+    """A secret used as a map's key (``{KEY: {...}}``) made its placeholder in place, order kept; two
+    such keys stay distinct (``<redacted:RULE>``, ``<redacted:RULE.2>``)."""
+    renamed: dict[str, str] = {}
+    for k in value:
+        if isinstance(k, str) and len(k) >= _KEY_MIN:
+            new = text(k)
+            if new != k:
+                n = 1
+                unique = new
+                while unique in value or unique in renamed.values():
+                    n += 1
+                    unique = f"{new[:-1]}.{n}>" if new.endswith(">") else f"{new}.{n}"
+                renamed[k] = unique
+    if renamed:
+        items = list(value.items())
+        value.clear()
+        value.update((renamed.get(k, k), v) for k, v in items)
 
 
 def _item(

@@ -123,7 +123,7 @@ _KEY_NAME = (
     # a page, sync or continuation token names where a listing resumes: not a credential
     + "".join(f"(?<!(?i:{w}))" for w in (*RESUME_WORDS, *NOT_CREDENTIAL_WORDS))
     + "".join(f"(?<!(?i:{w}[_-]))" for w in NOT_CREDENTIAL_WORDS)
-    + r"token(?!iz)|passw(?:or)?d|passphrase|passcode|access[_-]?key|auth[_-]?key)"
+    + r"token(?!iz|type)|passw(?:or)?d|passphrase|passcode|access[_-]?key|auth[_-]?key)"
 )
 _KEY_WORDS = (
     "api_key",
@@ -157,12 +157,15 @@ _COOKIE_VALUE = r"[A-Za-z0-9!#$%*+\-./:=?@^_|~]"
 # Between a password's name and its value: `:` (YAML), `=` (.env, a connection string), quotes.
 _PASSWORD_SEP = r"""[\\"'`]{0,8}[ \t]{0,4}(?:=>|:=|[:=])[ \t\\"'`]{0,8}"""
 # A password's value: no blank, quote, `;` (connection strings), `&` (forms) or `,` (lists).
-_PASSWORD_VALUE = r"[A-Za-z0-9!#$%*+\-./:=?@^_|~()\[\]{}<>]"
+_PASSWORD_VALUE = r"[A-Za-z0-9!#$%*+\-./:=?@^_|~]"
 
 
 def _client_secret(s: str) -> bool:
-    """An OAuth client secret: opaque, hex of any length included (GitHub's are 40 hex, Slack's 32)."""
-    return opaque_value(s, digest_shaped=True) and shannon_entropy(s) >= 3.0
+    """An OAuth client secret: opaque with a digit, hex of any length included (GitHub's are 40 hex,
+    Slack's 32); `session_create_params.ClientSecret` is a type in code."""
+    if not opaque_value(s, digest_shaped=True) or shannon_entropy(s) < 3.0:
+        return False
+    return re.fullmatch(r"[0-9a-fA-F]+", s) is not None or any(c.isdigit() for c in s)
 
 
 def _rule(
@@ -457,7 +460,7 @@ RULES: list[SecretRule] = [
         + "){12,4096})(?!"
         + _FORM_END
         + _VALUE
-        + ")",
+        + "|[(\\[])",
         keywords=_KEY_WORDS,
         validate=generic_value,
         window=4200,
@@ -527,7 +530,7 @@ RULES: list[SecretRule] = [
         + _PASSWORD_VALUE
         + "{4,128})(?!"
         + _PASSWORD_VALUE
-        + ")",
+        + "|[(\\[])",
         keywords=("password", "passwd", "pwd", "passphrase"),
         validate=password_value,
         window=300,

@@ -40,7 +40,34 @@ SECRET_HEADERS = frozenset(
         "x-amz-security-token",
         "x-auth-token",
         "x-access-token",
+        "ocp-apim-subscription-key",  # Azure API Management
+        "private-token",  # GitLab
+        "job-token",  # GitLab CI
+        "x-vault-token",
+        "x-github-token",
+        "x-figma-token",
+        "circle-token",
+        "x-csrf-token",
+        "x-xsrf-token",
+        "x-postmark-server-token",
+        "x-postmark-account-token",
+        "x-shopify-access-token",
+        "x-api-token",
+        "x-auth-key",
+        "x-goog-iam-authorization-token",
     }
+)
+# A header whose lower-cased name ends like one of these holds a secret too (`x-acme-token`).
+SECRET_HEADER_ENDINGS = (
+    "-token",
+    "-api-key",
+    "-apikey",
+    "-secret",
+    "-password",
+    "-subscription-key",
+    "-access-key",
+    "-auth-key",
+    "-session-id",
 )
 SECRET_FIELDS = frozenset(
     {
@@ -76,8 +103,22 @@ SECRET_FIELD_ENDINGS = (
     "accesstoken",
     "refreshtoken",
     "privatekey",
+    "apitoken",
+    "authtoken",
+    "authkey",
+    "bottoken",
+    "bearertoken",
+    "oauthtoken",
+    "privatetoken",
+    "subscriptionkey",
 )
-SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "sig", "signature"})
+SECRET_QUERY = frozenset(
+    {
+        *("key", "api_key", "apikey", "api-key", "token", "access_token", "sig", "signature", "auth"),
+        *("api_token", "auth_token", "refresh_token", "id_token", "client_secret", "password", "passwd"),
+        *("x-amz-signature", "x-amz-security-token", "x-goog-signature", "code", "session", "sid"),
+    }
+)
 
 _NAME_SEPARATORS = str.maketrans("", "", "_-. ")
 
@@ -96,6 +137,40 @@ def secret_plural(low: Any) -> bool:
         return False
     single = low[:-1].translate(_NAME_SEPARATORS)
     return single.endswith(SECRET_FIELD_ENDINGS) and not single.endswith("secret")
+
+
+def secret_header(low: Any, headers: frozenset[str] = SECRET_HEADERS) -> bool:
+    """Whether a lower-cased header name holds a secret: one of ``headers`` or ending like a secret's.
+
+    Example::
+
+        secret_header("x-vault-token") and secret_header("ocp-apim-subscription-key")
+    """
+    return isinstance(low, str) and (low in headers or low.endswith(SECRET_HEADER_ENDINGS))
+
+
+# Names that hold a secret when their value looks like one (see `generic_value`): a bare `token` is
+# also a logprob's token ("Hello") and a tokenizer's `eos_token` ("</s>"); a bare `key` a cache key.
+AMBIGUOUS_FIELDS = frozenset({"token", "key", "auth", "credential", "credentials", "sessionid", "sid"})
+
+
+def ambiguous_field(low: Any) -> bool:
+    """Whether a lower-cased name holds a secret when its value is opaque and random enough: ``token``,
+    ``key``, any other ``…token`` that does not name where a listing resumes or a CSRF token.
+
+    Example::
+
+        ambiguous_field("token") and ambiguous_field("figma_token") and not ambiguous_field("next_page_token")
+    """
+    if not isinstance(low, str):
+        return False
+    name = low.translate(_NAME_SEPARATORS)
+    if name in AMBIGUOUS_FIELDS:
+        return True
+    if not name.endswith("token") or name.endswith(("maxtoken", "numtoken")):
+        return False
+    head = name[: -len("token")]
+    return not any(head.endswith(w.rstrip("_")) for w in (*RESUME_WORDS, *NOT_CREDENTIAL_WORDS))
 
 
 @lru_cache(maxsize=10_000)
@@ -296,12 +371,26 @@ def _generated(s: str) -> bool:
     return upper >= 2 and lower >= 2 and any(c.isdigit() for c in s)
 
 
+# A name in code, without a digit: `TokenEndpointAuth`, `FirstPartyMessagesAPI.count_tokens`,
+# `HTTPBasicAuthHandler`: capitalised words, acronyms and lower-case words, joined by `.` or `_`
+_SNAKE_NAME = re.compile(r"_?[A-Za-z][a-z]*(?:_[a-z0-9]+){2,}\Z|_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}\Z")
+_WORDS_PART = re.compile(r"(?:[A-Z]{2,}(?=[A-Z][a-z])|[A-Z]+[a-z]{2,}|[a-z]{2,}|[A-Z]{2,})+\Z")
+
+
+def _code_name(s: str) -> bool:
+    if _SNAKE_NAME.match(s) or s.startswith("urn:"):
+        return True  # `max_tokens_per_1_minute`, `urn:…:token-type:x509`
+    return not any(c.isdigit() for c in s) and all(
+        _WORDS_PART.match(part) for part in re.split(r"[._]+", s.strip("._")) if part
+    )
+
+
 def generic_value(s: str) -> bool:
     """A value under a key-like name: opaque (see :func:`opaque_value`) and random enough for its length."""
     bits = shannon_entropy(s)
     if bits < _GENERIC_ENTROPY and (bits < math.log2(max(len(s), 1)) - 0.3 or not _generated(s)):
         return False
-    return opaque_value(s)
+    return opaque_value(s) and not _code_name(s)
 
 
 def session_value(s: str) -> bool:
@@ -345,5 +434,8 @@ def password_value(s: str) -> bool:
         return False
     if _CODE_ROOT.match(s) or s.isdigit():  # code (`settings.DB_PASSWORD`); digits: numeric-password's
         return False
-    has_alpha = any(c.isalpha() for c in s)
-    return has_alpha and any(not c.isalpha() for c in s)
+    # a letter, and a digit or a symbol: `user_pass` and `key_password` are names in code
+    return any(c.isalpha() for c in s) and any(c.isdigit() or c in _PASSWORD_SYMBOLS for c in s)
+
+
+_PASSWORD_SYMBOLS = frozenset("!#$%*+-./:=?@^|~")

@@ -157,7 +157,7 @@ _COOKIE_VALUE = r"[A-Za-z0-9!#$%*+\-./:=?@^_|~]"
 # Between a password's name and its value: `:` (YAML), `=` (.env, a connection string), quotes.
 _PASSWORD_SEP = r"""[\\"'`]{0,8}[ \t]{0,4}(?:=>|:=|[:=])[ \t\\"'`]{0,8}"""
 # A password's value: no blank, quote, `;` (connection strings), `&` (forms) or `,` (lists).
-_PASSWORD_VALUE = r"[A-Za-z0-9!#$%*+\-./:=?@^_|~]"
+_PASSWORD_VALUE = r"[A-Za-z0-9!#$%*+\-./:=?@^_|~\x80-\xff]"  # UTF-8 bytes: `Grüße-Sommer-2024!`
 
 
 def _client_secret(s: str) -> bool:
@@ -230,7 +230,8 @@ RULES: list[SecretRule] = [
     _rule(
         "google-api-key",
         "Google / Gemini API key (AIza + 35)",
-        _L + r"(AIza[0-9A-Za-z_-]{35})" + _R,
+        # or a segment of a URL path (`/AIza…/tile`): a `/` on both sides
+        r"(?:" + _L + r"(AIza[0-9A-Za-z_-]{35})" + _R + r"|(?<=/)(AIza[0-9A-Za-z_-]{35})(?=[/?#]))",
         prefixes=("AIza",),
         entropy=3.0,
     ),
@@ -372,7 +373,12 @@ RULES: list[SecretRule] = [
     _rule(
         "jwt",
         "JSON Web Token (eyJ….eyJ….signature)",
-        _L + r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})" + _R,
+        r"(?:"
+        + _L
+        + r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+        + _R
+        # or a segment of a URL path (`/verify/eyJ…/`)
+        + r"|(?<=/)(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?=[/?#]))",
         prefixes=("eyJ",),
         window=8192,
     ),

@@ -382,7 +382,7 @@ class Scanner:
         for path, value, data in got.binary:
             # binary bytes: key shapes in their printable runs, on the line of their base64
             line = lines.line(max(_locate(raw, value.encode(), 0), 0))
-            named = _format_path(path)
+            named = _format_path(path, self._engine)
             rows.extend((r, line, named, m, fp) for r, _, _, m, fp in self._scan_binary(data))
         texts = got.texts
         if not texts:
@@ -404,7 +404,7 @@ class Scanner:
             if offset >= 0:
                 after[where] = offset + 1
             line = lines.line(offset) if offset >= 0 else 1
-            rows.append(self._row(i, secret, line, _format_path(got.paths[seg])))
+            rows.append(self._row(i, secret, line, _format_path(got.paths[seg], self._engine)))
         return rows
 
     def _scan_streams(
@@ -445,7 +445,7 @@ class Scanner:
                         after[event] = offset + 1
                     path = ("interactions", at, "response", "events", piece.event, *piece.path)
                     line = lines.line(offset) if offset >= 0 else 1
-                    rows.append((row[0], line, _format_path(path), row[3], row[4]))
+                    rows.append((row[0], line, _format_path(path, self._engine), row[3], row[4]))
         return rows
 
     def _row(self, i: int, secret: bytes, line: int, path: str | None) -> _Row:
@@ -861,6 +861,22 @@ def _collect_bytes(node: dict[str, Any], path: tuple[str | int, ...], key: str |
         out.encoded[j] = value
 
 
+def _masked_key(key: str, engine: Engine) -> str:
+    """``key`` with each secret in it replaced by its masked form (``sk-proj-…5uX8``)."""
+    data = key.encode("utf-8", "surrogatepass")
+    hits = engine.hits(data)
+    if not hits:
+        return key
+    out: list[str] = []
+    pos = 0
+    for i, s, e in hits:
+        out.append(data[pos:s].decode("utf-8", "replace"))
+        out.append(mask(engine.rules[i], data[s:e].decode("utf-8", "replace")))
+        pos = e
+    out.append(data[pos:].decode("utf-8", "replace"))
+    return "".join(out)
+
+
 class _Only:
     """What :func:`_collect` keeps: strings holding a literal (and their sizes), keys holding a keyword."""
 
@@ -871,9 +887,12 @@ class _Only:
         self.keys: dict[str, bool] = {}
 
 
-def _format_path(parts: tuple[str | int, ...]) -> str:
+def _format_path(parts: tuple[str | int, ...], engine: Engine | None = None) -> str:
+    """A JSON path as text; a key holding a secret (``{KEY: …}``) is shown masked, as a finding is."""
     out: list[str] = []
     for p in parts:
+        if engine is not None and isinstance(p, str) and len(p) >= 16:
+            p = _masked_key(p, engine)
         if isinstance(p, int):
             out.append(f"[{p}]")
         elif _IDENT.match(p):

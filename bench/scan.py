@@ -338,7 +338,7 @@ def _forms(secret: str) -> list[str]:
 
 
 def _ours_scan(files: list[Path]) -> tuple[float, float, dict[str, list[Any]]]:
-    from cassette.secrets.engine import Scanner, default_rules
+    from cassette.secrets import Scanner, default_rules
 
     scanner = Scanner(default_rules())
     findings: dict[str, list[Any]] = {}
@@ -352,7 +352,7 @@ def _ours_scan(files: list[Path]) -> tuple[float, float, dict[str, list[Any]]]:
 def _score_ours(
     findings: dict[str, list[Any]], planted: dict[str, list[Plant]]
 ) -> tuple[int, int, int, list[str], dict[str, int]]:
-    from cassette.secrets.engine import default_rules, fingerprint
+    from cassette.secrets import default_rules, fingerprint
 
     rule_ids = [r.id for r in default_rules()]
     found = total = fp = 0
@@ -499,10 +499,10 @@ def _mb(files: list[Path]) -> float:
 
 def run(cfg: BenchConfig) -> Section:
     section = Section("scan", "4. Secret scan: throughput, recall, false positives")
-    if peer("cassette.secrets.engine") is None:
+    if peer("cassette.secrets") is None:
         section.error = "cassette/_secrets.py is not there yet"
         return section
-    from cassette.secrets.engine import default_rules
+    from cassette.secrets import default_rules
 
     work = cfg.scratch("scan")
     total = cfg.size(50_000_000, 1_000_000)

@@ -63,7 +63,7 @@ from cassette.seam.session import Mode, Session, current_session
 from cassette.seam.tools import ValueCodec, tool
 from cassette.seam.trace import trace
 from cassette.seam.transport import async_http_client, async_transport, http_client, instrument, transport
-from cassette.secrets.engine import SecretRule
+from cassette.secrets.rules import SecretRule
 from cassette.store.cassettes import load_cassette
 
 __version__ = "0.1.0"

@@ -18,7 +18,7 @@ import pytest
 
 import cassette
 from cassette.cli import main
-from cassette.secrets.engine import default_rules, redact_text
+from cassette.secrets import default_rules, redact_text
 from cassette.store.blobs import BlobStore
 from cassette.testing.devserver import DevServer
 
@@ -343,7 +343,11 @@ def test_the_hook_manifest_is_valid_for_pre_commit() -> None:
     assert hooks["cassette-drift"]["entry"] == "cassette drift --staged"
     assert hooks["cassette-verify"]["entry"] == "cassette verify --staged"
     for hook in hooks.values():
-        assert hook["language"] == "python" and hook["pass_filenames"] is False
+        assert hook["language"] == "python"
+    # the secret scan takes the names pre-commit passes (every tracked file under --all-files)
+    assert hooks["cassette-secrets"]["pass_filenames"] is True
+    assert hooks["cassette-drift"]["pass_filenames"] is False
+    assert hooks["cassette-verify"]["pass_filenames"] is False
 
 
 def _hook_repo(dest: Path, *, system: bool = True) -> Path:
@@ -398,6 +402,60 @@ def test_pre_commit_try_repo_runs_the_three_hooks(
     drift_line = next(line for line in out.splitlines() if line.startswith("cassette drift"))
     assert verify_line.endswith("Passed") and drift_line.endswith("Passed")
     assert f"{CASSETTE}: modified" in out, out  # the drift summary is shown (verbose hook)
+
+
+def test_pre_commit_run_all_files_finds_a_key_already_committed(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """What CI and pre-commit.ci run: `--all-files` checks every tracked cassette, not the staged diff."""
+    hooks = _hook_repo(tmp_path_factory.mktemp("hooks") / "cassette-hooks")
+    where = plant("message")
+    git("add", "-A")
+    git("commit", "-q", "--no-verify", "-m", "a key slipped in")  # committed past the hook
+    env = dict(
+        os.environ,
+        PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
+        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        HOME=str(repo),
+        GIT_CONFIG_NOSYSTEM="1",
+    )
+    base = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "cassette-secrets"]
+    staged = subprocess.run(base, capture_output=True, text=True, env=env, cwd=repo)
+    assert staged.returncode == 0, staged.stdout + staged.stderr  # nothing staged: nothing to check
+    run = subprocess.run([*base, "--all-files"], capture_output=True, text=True, env=env, cwd=repo)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert "anthropic-api-key" in out and where in out and CASSETTE in out
+    assert ANTHROPIC_KEY not in out
+    # the CLI's own flag means the same
+    cli = subprocess.run(
+        [str(Path(sys.executable).parent / "cassette"), "scan", "--all-files"],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+    )
+    assert cli.returncode == 1 and where in cli.stdout and ANTHROPIC_KEY not in cli.stdout + cli.stderr
+
+
+def test_a_staged_pending_or_failed_recording_is_refused_with_its_fix(repo: Path) -> None:
+    from cassette.hooks.scan import render_text, scan_staged
+
+    cassette_path = Path(CASSETTE)
+    for kind in ("pending", "failed"):
+        other = cassette_path.with_name(cassette_path.stem + f".{kind}.json")
+        other.write_bytes(cassette_path.read_bytes())
+    git("add", "-A")
+    found = scan_staged(repo)
+    rules = sorted((r.finding.rule, r.finding.file) for r in found)
+    assert rules == [
+        ("unreviewed-recording", "tests/cassettes/triage.failed.json"),
+        ("unreviewed-recording", "tests/cassettes/triage.pending.json"),
+    ]
+    text = render_text(found, staged=True)
+    assert (
+        f"cassette accept {CASSETTE}" in text
+        and "git rm --cached tests/cassettes/triage.pending.json" in text
+    )
 
 
 _NO_INDEX = ("NewConnectionError", "Temporary failure in name resolution", "No matching distribution")

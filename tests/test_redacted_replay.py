@@ -58,7 +58,7 @@ def test_a_prompt_built_from_a_redacted_tool_result_replays(openai_client: OpenA
     assert session.stats()["served"] == {"tool": 1, "llm": 1}
 
 
-def test_a_secret_that_differs_on_replay_still_matches(devserver: DevServer, tmp_path: Path) -> None:
+def test_a_secret_that_differs_on_replay_is_a_miss(devserver: DevServer, tmp_path: Path) -> None:
     # recorded with one key in the prompt, replayed in CI where another (or a dummy) is set
     recorded = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8t" + "T3BlbkFJ" + "Uv1wXy4zAb7cDe0fGh3iJk6l"
     other = "sk-proj-" + "Zy9xWv8uTs7rQp6oNm5lKj4i" + "T3BlbkFJ" + "Hg3fEd2cBa1zYx0wVu9tSr8q"
@@ -76,8 +76,15 @@ def test_a_secret_that_differs_on_replay_still_matches(devserver: DevServer, tmp
     with cassette.using(path, mode="record"):
         live = ask(live_client, recorded)
     assert recorded not in path.read_text()
-    with cassette.using(path, mode="replay"):
-        assert ask(_dead_client(), other) == live
+    # a different real secret where the recording's is redacted is a miss, not the recorded answer
+    with pytest.raises(cassette.CassetteMiss) as miss:
+        with cassette.using(path, mode="replay"):
+            ask(_dead_client(), other)
+    message = str(miss.value)
+    assert "reads the same once redacted" in message and "not served" in message
+    assert recorded not in message and other not in message
+    with cassette.using(path, mode="replay"):  # the recorded secret replays
+        assert ask(_dead_client(), recorded) == live
 
 
 def test_a_request_that_differs_beyond_its_secrets_is_still_a_miss(

@@ -26,7 +26,7 @@ from cassette import hookspecs
 from cassette.errors import CassetteConfigError
 from cassette.hookspecs import hookimpl
 from cassette.plugins import secret_rules
-from cassette.secrets.engine import (
+from cassette.secrets import (
     Finding,
     Scanner,
     SecretRule,
@@ -76,6 +76,7 @@ def _samples() -> list[Sample]:
     basic = base64.b64encode(f"deploy-bot:{rs(20)}".encode()).decode()
     db_password = rs(20)
     xml_password = rs(22, ALNUM + "!#%")
+    sid = f"s%3A{rs(32, ALNUM + '_-')}.{rs(43, ALNUM)}%2B{rs(8)}"
     return [
         same("openai-api-key", "OPENAI_API_KEY", f"sk-proj-{rs(58)}T3BlbkFJ{rs(58)}"),
         same("openai-api-key", "OPENAI_ADMIN_KEY", f"sk-admin-{rs(58)}T3BlbkFJ{rs(58)}"),
@@ -123,6 +124,9 @@ def _samples() -> list[Sample]:
         same("generic-secret", "gpg_passphrase", rs(24, ALNUM + "!#%")),
         same("numeric-password", "DB_PASSWORD", rs(9, string.digits)),
         same("numeric-password", "card_pin", rs(8, string.digits)),
+        Sample("session-cookie", "Cookie", f"connect.sid={sid}; Path=/", sid),
+        same("password-assignment", "DB_PASSWORD", "Summer2024!"),
+        same("oauth-client-secret", "GITHUB_CLIENT_SECRET", rs(40, HEX)),
         Sample(
             "xml-secret",
             "MAVEN_SETTINGS",
@@ -368,7 +372,11 @@ def test_negatives_have_no_findings(scanner: Scanner) -> None:
         pytest.param("api_key: <REDACTED>", id="REDACTED"),
         pytest.param("OPENAI_API_KEY=sk-test", id="sk-test"),
         pytest.param("write to ada.lovelace42@example.org", id="email"),
-        pytest.param("password = hunter2", id="short-password"),
+        pytest.param("password = ${DB_PASSWORD}", id="password-env-placeholder"),
+        pytest.param("password: <password>", id="password-angle-placeholder"),
+        pytest.param("password: ***", id="password-stars"),
+        pytest.param("PASSWORD=changeme", id="password-changeme"),
+        pytest.param("password: required", id="password-word"),
         pytest.param('{"nextPageToken": "CkAKHgoM' + rs(60) + '"}', id="pagination-token"),
         pytest.param('"$skiptoken": "' + rs(40) + '"', id="odata-skiptoken"),
         pytest.param("tokenizer: meta-llama/Llama-3.1-8B-Instruct", id="tokenizer-name"),

@@ -37,8 +37,8 @@ import pytest
 
 import cassette
 from cassette.cli import main
-from cassette.plugins.secret_rules import _placeholder
-from cassette.secrets.engine import Scanner, default_rules, fingerprint, redact_text
+from cassette.secrets import Scanner, default_rules, fingerprint, redact_text
+from cassette.secrets.registry import placeholder_value
 from cassette.store.blobs import BlobStore
 from tests.secret_helpers import ALNUM, random_key
 
@@ -557,7 +557,7 @@ def _key(n: int, alphabet: str = ALNUM) -> str:
     that does not start with `-` (read as a YAML list's dash)."""
     while True:
         key = rs(n, alphabet)
-        if key[0] not in "-_" and not _placeholder(key):
+        if key[0] not in "-_" and not placeholder_value(key):
             return key
 
 

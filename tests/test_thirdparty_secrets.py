@@ -11,8 +11,6 @@ import binascii
 import json
 import re
 
-import pytest
-
 from tests import thirdparty_secrets as corpus
 
 RECALL = 0.9
@@ -65,7 +63,6 @@ def test_a_finding_on_a_negative_counts_as_a_false_positive() -> None:
     assert corpus.match(finding, labels, text) is csrf
 
 
-@pytest.mark.xfail(strict=False, reason="scanner recall work pending: issue 23")
 def test_recall_and_precision_meet_the_targets() -> None:
     result = corpus.measure()
     print(corpus.render(result))  # masked values only

@@ -1,4 +1,4 @@
-"""``cassette scan [--staged] [PATHS...] [--format text|json]``: find secrets before they are committed."""
+"""``cassette scan [--staged | --all-files] [PATHS...]``: find secrets before they are committed."""
 
 from __future__ import annotations
 
@@ -19,7 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--all-files",
         action="store_true",
-        help="with --staged: scan every staged text file, not only cassettes, blobs and JSON/YAML/log files",
+        help="scan every file git tracks (read from the index), changed or not: what "
+        "`pre-commit run --all-files` and CI mean",
+    )
+    parser.add_argument(
+        "--every-type",
+        action="store_true",
+        help="with --staged: scan every staged file, not only cassettes, blobs and JSON/YAML/log files",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument("--no-cache", action="store_true", help="rescan even payloads scanned before")
@@ -31,11 +37,15 @@ def run(args: argparse.Namespace) -> int:
     from cassette.errors import CassetteNotFoundError
     from cassette.hooks.scan import render_text, scan_paths, scan_staged
 
-    if args.staged and args.paths:
-        print("cassette scan: pass either --staged or paths, not both.", file=sys.stderr)
-        return 2
-    if args.staged:
-        found = scan_staged(all_files=args.all_files, use_cache=not args.no_cache)
+    if args.staged or args.all_files:
+        # with --staged, paths are the file names pre-commit passes: their index entries are scanned
+        # (every tracked file under `pre-commit run --all-files`, the staged ones otherwise)
+        found = scan_staged(
+            all_files=args.all_files and not args.paths,
+            every_type=args.every_type,
+            only=args.paths or None,
+            use_cache=not args.no_cache,
+        )
     else:
         for raw in args.paths:  # checked here so the error reads as the command's, with its prefix once
             if not Path(raw).exists():
@@ -48,5 +58,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json_text([r.to_json() for r in found]))
     elif found:
-        print(render_text(found, staged=args.staged))
+        print(render_text(found, staged=args.staged or args.all_files))
     return 1 if found else 0

@@ -432,3 +432,24 @@ def set_textconv(repo: Repo, command: str) -> bool:
     config.set(section, b"textconv", command.encode())
     config.write_to_path()
     return True
+
+
+def tracked_files(repo: Repo, paths: set[str] | None = None) -> list[StagedFile]:
+    """Every regular file the index tracks (staged changes or not), or those of ``paths``, sorted by
+    path: what ``pre-commit run --all-files`` asks a hook to check.
+
+    Example::
+
+        [f.path for f in tracked_files(repo, {"tests/cassettes/a.json"})]
+    """
+    changed = {f.path: f for f in staged_files(repo)}
+    out: list[StagedFile] = []
+    for raw, entry in open_index(repo).items():
+        path = raw.decode("utf-8", "surrogateescape")
+        if paths is not None and path not in paths:
+            continue
+        if not isinstance(entry, IndexEntry) or is_intent_to_add(entry) or not stat.S_ISREG(entry.mode):
+            continue
+        out.append(changed.get(path) or StagedFile(path, entry.sha.decode("ascii"), "modify", repo))
+    out.sort(key=lambda f: f.path)
+    return out

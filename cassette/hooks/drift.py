@@ -384,7 +384,7 @@ def _masked(text: str) -> str:
     a PR comment, while the secret scan beside it reports it masked."""
     if not text:
         return text
-    from cassette.secrets.engine import default_rules, redact_text, rules_from_plugins
+    from cassette.secrets import default_rules, redact_text, rules_from_plugins
 
     try:
         from cassette.plugins.manager import get_plugin_manager

@@ -22,7 +22,8 @@ import orjson
 
 from cassette.core.canonical import loads
 from cassette.core.paths import resolve_path
-from cassette.secrets.engine import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
+from cassette.git.repo import StagedFile, staged_files, tracked_files
+from cassette.secrets import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, git_blob_id
 from cassette.store.files import atomic_write
 
@@ -116,7 +117,7 @@ def default_scanner(start: str | os.PathLike[str] | None = None) -> tuple[Scanne
     """A scanner with every rule from the plugins (no allow-list) and the config's ``secrets_allow``."""
     from cassette.config import load_config
     from cassette.plugins.manager import get_plugin_manager
-    from cassette.secrets.engine import rules_from_plugins
+    from cassette.secrets import rules_from_plugins
 
     config = load_config(Path(start) if start is not None else None)
     return Scanner(rules_from_plugins(get_plugin_manager())), frozenset(config.secrets_allow)
@@ -170,6 +171,8 @@ def scan_staged(
     start: str | os.PathLike[str] | None = None,
     *,
     all_files: bool = False,
+    every_type: bool = False,
+    only: Iterable[str] | None = None,
     scanner: Scanner | None = None,
     allow: Iterable[str] | None = None,
     use_cache: bool = True,
@@ -178,8 +181,13 @@ def scan_staged(
 
     Scans every added or modified staged file that is a cassette, a blob-store
     payload, a file under ``cassette_dir`` or a JSON/YAML/HAR/log file (every
-    staged file with ``all_files=True``). Findings in payloads name the
-    cassette and JSON path referencing them.
+    staged file with ``every_type=True``). ``all_files=True`` scans every file
+    the index tracks, changed or not (what ``pre-commit run --all-files`` and CI
+    check); ``only`` limits the scan to these paths' index entries, changed or
+    not (the file names pre-commit passes). Findings in payloads name the
+    cassette and JSON path referencing them. A staged re-recording awaiting
+    review (``*.pending.json``) or a failed run's recording (``*.failed.json``)
+    is reported as such, with the command that resolves it.
 
     Example::
 
@@ -187,7 +195,6 @@ def scan_staged(
             print(reported)  # tests/cassettes/triage.json:14: openai-api-key at …: sk-proj-…Xy12 (…)
     """
     from cassette.config import load_config
-    from cassette.git.repo import StagedFile, staged_files
     from cassette.git.snapshot import blob_path_id, open_repo
 
     repo = open_repo(start)
@@ -213,7 +220,9 @@ def scan_staged(
         for d in (_repo_relative(config.cassette_root(), root), _repo_relative(config.store_path(), root))
         if d is not None
     )
-    targets = [f for f in staged_files(repo) if _in_scope(f.path, dirs, all_files)]
+    wanted = None if only is None else {Path(p).as_posix().removeprefix("./") for p in only}
+    files = staged_files(repo) if not all_files and wanted is None else tracked_files(repo, wanted)
+    targets = [f for f in files if _in_scope(f.path, dirs, every_type or wanted is not None)]
     store_dir = dirs[-1] if len(dirs) == 2 else None
     # Staged bytes are read only on a cache miss; the manifests are read (or kept from the scan)
     # to name the cassette and path of a finding in a payload, only once a payload has one.
@@ -229,7 +238,7 @@ def scan_staged(
 
         return read
 
-    out: list[Reported] = []
+    out: list[Reported] = [Reported(_unreviewed(f.path)) for f in targets if _unreviewed_kind(f.path)]
     for staged in targets:
         found = run.scan(reader(staged), staged.path, staged.blob_id)
         payload = blob_path_id(staged.path) or _payload_in(staged.path, store_dir)
@@ -252,6 +261,32 @@ def scan_staged(
     if cache is not None:
         cache.save()
     return out
+
+
+# What a staged recording that is not a cassette yet is reported as (see `_unreviewed`)
+UNREVIEWED_RULE = "unreviewed-recording"
+
+
+def _unreviewed_kind(path: str) -> str | None:
+    """``pending`` or ``failed`` for a re-recording awaiting review or a failed run's recording."""
+    name = path.rsplit("/", 1)[-1]
+    for kind in ("pending", "failed"):
+        if f".{kind}." in name and name.endswith((".json", ".json.gz", ".yaml", ".yml")):
+            return kind
+    return None
+
+
+def _unreviewed(path: str) -> Finding:
+    kind = _unreviewed_kind(path)
+    cassette = path.replace(f".{kind}.", ".", 1)
+    fix = (
+        f"review it (cassette drift {cassette}) and keep it with `cassette accept {cassette}`, or delete it"
+        if kind == "pending"
+        else "delete it (a failed run's calls, kept to debug it)"
+    )
+    what = "a re-recording awaiting review" if kind == "pending" else "a failed run's recording"
+    digest = hashlib.sha256(path.encode()).hexdigest()[:16]
+    return Finding(UNREVIEWED_RULE, path, 1, None, f"({what}: {fix}, then `git rm --cached {path}`)", digest)
 
 
 def _payload_in(path: str, store_dir: str | None) -> str | None:
@@ -379,6 +414,12 @@ def render_text(found: list[Reported], *, staged: bool) -> str:
             " A damaged compressed cassette cannot be scanned whole: restore it from git "
             "(git checkout -- <file>) or re-record it."
             if any(r.finding.rule == DAMAGED_RULE for r in found)
+            else ""
+        )
+        + (
+            " A *.pending.json or *.failed.json file is a recording, not a cassette: resolve it as its "
+            "line says."
+            if any(r.finding.rule == UNREVIEWED_RULE for r in found)
             else ""
         )
     )

@@ -244,7 +244,8 @@ def save_converted(
 ) -> tuple[Path, dict[str, int]]:
     """Write ``calls`` as a cassette at ``target`` (redacted, blobs in the usual store); return kinds."""
     from cassette.config import load_config
-    from cassette.plugins.manager import redacted, redacted_key
+    from cassette.seam.redaction import redacted
+    from cassette.secrets.placeholders import redacted_key
 
     path = Path(target)
     try:

@@ -1,5 +1,6 @@
-"""Default redaction on write: secret headers, query parameters and body fields by name,
-and provider key formats by pattern anywhere in a string.
+"""Default redaction on write: secret headers, query parameters and body fields by name (the names
+of the secret registry, ``cassette.secrets.registry``), and the key formats of every
+``cassette_secret_rules`` plugin by pattern anywhere in a string.
 
 Ids, UUIDs, hashes and emails are left alone, so a run whose tool returns an id
 that the next prompt repeats still replays (redaction never touches match keys).
@@ -8,68 +9,34 @@ that the next prompt repeats still replays (redaction never touches match keys).
 from __future__ import annotations
 
 import re
-from itertools import pairwise
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from cassette.hookspecs import hookimpl
+from cassette.plugins.manager import get_plugin_manager
+from cassette.secrets.engine import engine_for
+from cassette.secrets.formats import default_rules
+from cassette.secrets.redact import redact_stream, redact_text
+from cassette.secrets.registry import (
+    PLACEHOLDER,
+    SECRET_FIELDS,
+    SECRET_HEADERS,
+    SECRET_QUERY,
+    ambiguous_field,
+    describes,
+    generic_value,
+    numeric_secret,
+    says_password,
+    secret_field,
+    secret_header,
+    secret_plural,
+)
+from cassette.secrets.rules import SecretRule, rules_from_plugins
 
-SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "api-key",
-        "x-api-key",
-        "x-goog-api-key",
-        "anthropic-api-key",
-        "cookie",
-        "set-cookie",
-        "openai-organization",
-        "openai-project",
-        "x-amz-security-token",
-        "x-auth-token",
-        "x-access-token",
-    }
-)
-SECRET_FIELDS = frozenset(
-    {
-        "api_key",
-        "apikey",
-        "api-key",
-        "password",
-        "passwd",
-        "secret",
-        "client_secret",
-        "access_token",
-        "refresh_token",
-        "id_token",
-        "private_key",
-        "secret_key",
-        "aws_secret_access_key",
-        "authorization",
-    }
-)
-# A field whose name, lower-cased without separators, ends like one of these holds a secret too:
-# `db_password`, `SecretAccessKey` (STS), `SessionToken`, `x_client_secret`, `githubAccessToken`.
-SECRET_FIELD_ENDINGS = (
-    "password",
-    "passwd",
-    "passphrase",
-    "passcode",
-    "secret",
-    "secretkey",
-    "secretaccesskey",
-    "sessiontoken",
-    "securitytoken",
-    "apikey",
-    "accesstoken",
-    "refreshtoken",
-    "privatekey",
-)
-SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "sig", "signature"})
-PLACEHOLDER = "<redacted>"
-
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})")
+# `Bearer <token>` in any text, whatever the token's entropy; a token with a digit, so prose
+# ("the bearer instrument") is left alone. Basic credentials are the `basic-auth` rule's (it decodes them).
+_BEARER = re.compile(r"\b(Bearer|bearer|BEARER)\s+(?=[A-Za-z._~+/=-]*[0-9])([A-Za-z0-9._~+/=-]{8,})")
 
 
 def _config_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -84,17 +51,10 @@ def _config_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     )
 
 
-def _secret_rules() -> Any:
+def _secret_rules() -> list[SecretRule]:
     """The rules of every ``cassette_secret_rules`` plugin (the built-ins if those cannot be had)."""
-    try:
-        from cassette.secrets.engine import default_rules
-    except ImportError:  # pragma: no cover - the scanner ships with cassette
-        return None
     rules = _RULES.get("rules")
     if rules is None:
-        from cassette.plugins.manager import get_plugin_manager
-        from cassette.secrets.engine import rules_from_plugins
-
         try:
             rules = rules_from_plugins(get_plugin_manager())
         except Exception:
@@ -103,12 +63,8 @@ def _secret_rules() -> Any:
     return rules
 
 
-def _text_rules() -> Any:
+def _text_rules() -> Callable[[str], str]:
     rules = _secret_rules()
-    if rules is None:  # pragma: no cover - the scanner ships with cassette
-        return None
-    from cassette.secrets.engine import redact_text
-
     return lambda text: redact_text(text, rules)
 
 
@@ -116,15 +72,17 @@ def _redact_stream(data: dict[str, Any]) -> None:
     """A secret split over a streamed response's deltas (no one event holds it): each channel's
     text is joined and scanned, and the secret cut out of every piece (see `redact_stream`)."""
     events = data.get("events")
-    rules = _secret_rules()
-    if type(events) is not list or len(events) < 2 or rules is None:
+    if type(events) is not list or len(events) < 2:
         return
-    from cassette.secrets.engine import redact_stream
-
-    data["events"] = redact_stream(events, rules)
+    data["events"] = redact_stream(events, _secret_rules())
 
 
-_RULES: dict[str, Any] = {}
+_RULES: dict[str, list[SecretRule]] = {}
+
+
+def _secret_query(name: str, value: str, names: frozenset[str]) -> bool:
+    low = name.lower()
+    return bool(value) and value != PLACEHOLDER and (low in names or secret_field(low))
 
 
 def _redact_url(url: str, names: frozenset[str]) -> str:
@@ -132,91 +90,10 @@ def _redact_url(url: str, names: frozenset[str]) -> str:
     if not parts.query:
         return url
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    if not any(k.lower() in names for k, _ in pairs):
+    if not any(_secret_query(k, v, names) for k, v in pairs):
         return url
-    pairs = [(k, PLACEHOLDER if k.lower() in names else v) for k, v in pairs]
+    pairs = [(k, PLACEHOLDER if _secret_query(k, v, names) else v) for k, v in pairs]
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(pairs, safe="<>"), parts.fragment))
-
-
-_NAME_SEPARATORS = str.maketrans("", "", "_-. ")
-
-
-def _secret_field(low: Any, fields: frozenset[str]) -> bool:
-    if not isinstance(low, str):
-        return False
-    return low in fields or low.translate(_NAME_SEPARATORS).endswith(SECRET_FIELD_ENDINGS)
-
-
-def _secret_plural(low: Any) -> bool:
-    """A list's name that is the plural of a secret's (`passwords`, `api_keys`); not bare `secrets`,
-    which as often lists the names of secrets as the secrets themselves."""
-    if not isinstance(low, str) or not low.endswith("s"):
-        return False
-    single = low[:-1].translate(_NAME_SEPARATORS)
-    return single.endswith(SECRET_FIELD_ENDINGS) and not single.endswith("secret")
-
-
-# The words of a name: `db_password` -> db, password; `userPIN` -> user, pin; `createdAt` -> created, at.
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-
-
-def _last_word(name: Any) -> str:
-    if not isinstance(name, str):
-        return ""
-    words = _WORDS.findall(name)
-    return words[-1].lower() if words else ""
-
-
-# The last word of a field that describes a secret rather than holds it, in a map nested inside a map
-# named like secrets: `"api_keys": {"prod": {"id": …, "name": …, "created_at": …, "key": "…"}}` is a
-# record of one key, whose id, name and dates are not the key (see `describes`).
-DESCRIPTOR_WORDS = frozenset(
-    {
-        *("id", "ids", "uuid", "name", "names", "type", "kind", "description", "desc", "label", "labels"),
-        *("title", "note", "notes", "comment", "comments", "status", "state", "enabled", "active"),
-        *("region", "zone", "env", "environment", "scope", "scopes", "permission", "permissions"),
-        *("role", "roles", "user", "username", "login", "owner", "email", "mail", "url", "uri", "link"),
-        *("endpoint", "host", "hostname", "domain", "port", "path", "arn", "fingerprint", "prefix"),
-        *("suffix", "hint", "algorithm", "alg", "format", "encoding", "version", "provider", "service"),
-        *("source", "at", "on", "by", "date", "time", "timestamp", "created", "updated", "modified"),
-        *("expires", "expiry", "expiration", "rotated", "count", "usage", "tag", "tags", "metadata"),
-        *("team", "project", "org", "organization", "account", "tier", "plan", "ttl", "days", "length"),
-        "size",
-    }
-)
-
-
-def describes(name: Any) -> bool:
-    """Whether a field in a record nested inside a map named like secrets describes the secret (its
-    `id`, `name`, `created_at`, `owner`, `scopes`, …) rather than holds it."""
-    return _last_word(name) in DESCRIPTOR_WORDS
-
-
-# Names that say a value is a password or a PIN, so that a number under them is one (6 digits or more):
-# `password`, `db_passwd`, `passcode`, `pin`, `userPIN`; not `pincode` (a postal code) nor `spin`.
-NUMERIC_SECRET_WORDS = frozenset({"password", "passwords", "passwd", "passcode", "passcodes", "pin"})
-
-
-def says_password(name: Any) -> bool:
-    """Whether a field's name ends in password, passwd, passcode or the word pin (see `numeric_secret`)."""
-    return _last_word(name) in NUMERIC_SECRET_WORDS
-
-
-def numeric_secret(value: Any) -> bool:
-    """A number, or a string of digits, of 6 digits or more: what a password or PIN field holds when its
-    value is numeric. `000000` and `123456` are what examples put there and are not counted."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        digits = str(abs(value))
-    elif isinstance(value, str):
-        digits = value
-    else:
-        return False
-    if not (6 <= len(digits) <= 64 and digits.isascii() and digits.isdigit()):
-        return False
-    steps = {(int(b) - int(a)) % 10 for a, b in pairwise(digits)}
-    return steps not in ({0}, {1}, {9})
 
 
 def _redact_bytes(value: dict[str, Any], text: Any) -> None:
@@ -245,7 +122,7 @@ def _walk(
     if isinstance(value, str):
         if text is not None:
             value = text(value)
-        if ("earer " in value or "asic " in value) and _BEARER.search(value):
+        if "earer " in value and _BEARER.search(value):
             value = _BEARER.sub(lambda m: f"{m.group(1)} {PLACEHOLDER}", value)
         if value.startswith(("http://", "https://")) and "?" in value:
             value = _redact_url(value, query)
@@ -258,33 +135,38 @@ def _walk(
         if isinstance(value.get("$bytes"), str) and len(value) == 1:
             _redact_bytes(value, text)
             return value
+        if text is not None and any(isinstance(k, str) and len(k) >= _KEY_MIN for k in value):
+            _redact_keys(value, text)
         for k in list(value):
             low = k.lower() if isinstance(k, str) else k
             v = value[k]
-            if low == "headers" and isinstance(v, dict):
-                for h in list(v):
-                    if h.lower() in headers:
-                        v[h] = PLACEHOLDER
+            if low == "headers":
+                _redact_headers(v, headers)
             if low == "query" and isinstance(v, list):
                 value[k] = [
                     [p[0], PLACEHOLDER]
-                    if isinstance(p, list) and len(p) == 2 and str(p[0]).lower() in query
+                    if isinstance(p, list) and len(p) == 2 and _secret_query(str(p[0]), str(p[1]), query)
                     else _walk(p, fields, headers, query, text)  # ?q=<a key> under an innocent name
                     for p in v
                 ]
                 continue
-            if _plain_secret(v) and _secret_field(low, fields):
+            if _plain_secret(v) and secret_field(low, fields):
+                value[k] = PLACEHOLDER
+                continue
+            if isinstance(v, str) and ambiguous_field(low) and generic_value(v):
+                # `"token": "…"`, `"key": "…"`, `"figma_token": "…"`: a secret when it looks like one
+                # (a logprob's `"token": "Hello"` and a tokenizer's `"eos_token": "</s>"` do not)
                 value[k] = PLACEHOLDER
                 continue
             if numeric_secret(v) and says_password(k):
                 # `"pin": 48151623`, `"user_pin": "48151623"`: a PIN (`"pin": "left"` is a setting)
                 value[k] = PLACEHOLDER
                 continue
-            if isinstance(v, list) and (_secret_field(low, fields) or _secret_plural(low)):
+            if isinstance(v, list) and (secret_field(low, fields) or secret_plural(low)):
                 # "passwords": ["…", "…"], "api_keys": […]: each plain item is one
                 value[k] = [_item(item, fields, headers, query, text) for item in v]
                 continue
-            if isinstance(v, dict) and _secret_plural(low) and "$bytes" not in v:
+            if isinstance(v, dict) and secret_plural(low) and "$bytes" not in v:
                 # "api_keys": {"prod": "…", "dev": "…"}: each plain value is one (a dict under a
                 # singular name, "secret": {"name": …, "arn": …}, is as often its description), and
                 # so is each string nested deeper, "passwords": {"prod": {"db": "…"}} (see `_plural_map`)
@@ -293,6 +175,48 @@ def _walk(
             value[k] = _walk(v, fields, headers, query, text)
         return value
     return value
+
+
+def _redact_headers(headers: Any, names: frozenset[str]) -> None:
+    """Headers as a map or as ``[name, value]`` pairs (an error's recorded request): each value under a
+    secret header's name (see ``secret_header``) made the placeholder."""
+    if isinstance(headers, dict):
+        for h in list(headers):
+            if isinstance(h, str) and secret_header(h.lower(), names):
+                headers[h] = PLACEHOLDER
+    elif isinstance(headers, list):
+        for pair in headers:
+            if (
+                isinstance(pair, list)
+                and len(pair) == 2
+                and isinstance(pair[0], str)
+                and secret_header(pair[0].lower(), names)
+            ):
+                pair[1] = PLACEHOLDER
+
+
+# The shortest key format (an AWS key id) is 20 characters; a JSON key shorter than this holds none
+_KEY_MIN = 16
+
+
+def _redact_keys(value: dict[str, Any], text: Callable[[str], str]) -> None:
+    """A secret used as a map's key (``{KEY: {...}}``) made its placeholder in place, order kept; two
+    such keys stay distinct (``<redacted:RULE>``, ``<redacted:RULE.2>``)."""
+    renamed: dict[str, str] = {}
+    for k in value:
+        if isinstance(k, str) and len(k) >= _KEY_MIN:
+            new = text(k)
+            if new != k:
+                n = 1
+                unique = new
+                while unique in value or unique in renamed.values():
+                    n += 1
+                    unique = f"{new[:-1]}.{n}>" if new.endswith(">") else f"{new}.{n}"
+                renamed[k] = unique
+    if renamed:
+        items = list(value.items())
+        value.clear()
+        value.update((renamed.get(k, k), v) for k, v in items)
 
 
 def _item(
@@ -336,7 +260,7 @@ def _plural_map(
             out[name] = [_nested_item(x, depth + 1, numeric, fields, headers, query, text) for x in item]
         elif (
             depth == 1
-            or (_plain_secret(item) and _secret_field(low, fields))
+            or (_plain_secret(item) and secret_field(low, fields))
             or (numeric_secret(item) and says_password(name))
         ):
             out[name] = _item(item, fields, headers, query, text)
@@ -347,12 +271,7 @@ def _plural_map(
 
 def _keyword_name(name: Any) -> bool:
     """Whether a name holds a keyword of the secret rules (the scanner then reads its value by it)."""
-    rules = _secret_rules()
-    if rules is None or not isinstance(name, str):  # pragma: no cover - the scanner ships with cassette
-        return False
-    from cassette.secrets.engine import _engine_for
-
-    return _engine_for(rules).has_keyword(name)
+    return isinstance(name, str) and engine_for(_secret_rules()).has_keyword(name)
 
 
 def _nested_item(

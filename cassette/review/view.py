@@ -37,7 +37,7 @@ from cassette.errors import CassetteError
 from cassette.plugins.manager import get_plugin_manager
 from cassette.review.drift import CATEGORIES, DESCRIPTIONS, DriftItem, extract, pair_interactions
 from cassette.review.usage import tokens_of
-from cassette.secrets.engine import default_rules, redact_text, rules_from_plugins
+from cassette.secrets import default_rules, redact_text, rules_from_plugins
 
 # A message or answer longer than this (characters or lines) is shown folded, with a button to unfold.
 FOLD_CHARS = 480

@@ -25,7 +25,7 @@ import orjson
 
 from cassette.config import MODES, Config, env_mode, load_config
 from cassette.core.canonical import request_key
-from cassette.core.diff import field_diff, format_diff
+from cassette.core.diff import field_diff, flatten, format_diff
 from cassette.core.model import Cassette, Interaction
 from cassette.core.paths import resolve_path
 from cassette.errors import (
@@ -42,6 +42,9 @@ from cassette.errors import (
     UnknownModeError,
 )
 from cassette.review.usage import tokens_of
+from cassette.seam.matching import wildcard_match
+from cassette.seam.redaction import redacted
+from cassette.secrets.placeholders import placeholder_pattern, redacted_key, removed_values, spread_redactions
 from cassette.store.blobs import BlobStore, default_store_for
 from cassette.store.cassettes import load_cassette, save_cassette
 from cassette.store.files import not_writable_error, refuse_special
@@ -591,16 +594,20 @@ class Session:
         """Replay, after a miss: the recorded call whose redacted request matches this one's.
 
         A request rebuilt from replayed, redacted data (a tool result or model output that
-        held a secret when recorded) holds placeholders where the live run had the secret.
+        held a secret when recorded) holds placeholders where the live run had the secret. A request
+        that redaction would change holds a real secret, maybe not the recorded one: it is a miss.
         """
-        from cassette.plugins.manager import redacted, redacted_key
-
         assert self.cassette is not None
         if self._redacted is None:
             self._redacted = self.cassette.redacted_keys()  # read once, on the first miss
         if not self._redacted:
             return None
-        positions = self._redacted.get(redacted_key(redacted(request, kind, "request")))
+        shown = redacted(request, kind, "request")
+        if shown != request:
+            # a real secret where the recording's is redacted: it may be another one (a wrong password),
+            # so only a request whose secret positions hold the placeholders replay handed out is served
+            return None
+        positions = self._redacted.get(redacted_key(shown))
         with self._lock:
             keys = self.cassette.match_keys()
             while positions:
@@ -641,8 +648,6 @@ class Session:
         next prompt sends ``<redacted>`` where the recording holds the word. Only a request that
         holds a placeholder is looked at this way, and only on a miss.
         """
-        from cassette.plugins.manager import placeholder_pattern, wildcard_match
-
         if not placeholder_pattern.search(orjson.dumps(request)):
             return None
         return self._serve_first(kind, lambda recorded: wildcard_match(request, recorded))
@@ -780,8 +785,6 @@ class Session:
             return [s for s in self._slots if not s.cancelled]
 
     def _explain_miss(self, kind: str, request: dict[str, Any], key: str) -> CassetteMiss:
-        from cassette.plugins.manager import redacted
-
         full = resolve_path(self.path)
         shown = redacted(request, kind, "request")
         what = _describe(kind, shown)
@@ -808,10 +811,16 @@ class Session:
                 if best is None or len(diffs) < best[0]:
                     best = (len(diffs), inter, diffs)
             if best is not None and not best[2]:
+                # the paths of the redacted side only: a secret used as a key is not printed
+                stored = flatten(shown)
+                secrets = ", ".join(p for p, _, _ in field_diff(request, shown)[:8] if p and p in stored)
                 lines.append(
                     f"Recorded {kind} call #{best[1].seq} reads the same once redacted: the two differ only "
-                    "in a value the cassette keeps redacted (a secret), so this call cannot be told apart "
-                    "from it by what is stored."
+                    "in a value the cassette keeps redacted (a secret"
+                    + (f", at {secrets}" if secrets else "")
+                    + "). This call carries a real secret there, which may not be the recorded one (a wrong "
+                    "password or key), so it is not served that call's answer. Replay with the secret the "
+                    "recording was made with, or re-record."
                 )
             elif best is not None:
                 lines.append(
@@ -860,8 +869,6 @@ class Session:
                 warnings.warn(message, CassetteWarning, stacklevel=3)
 
     def _finish_record(self, exc: BaseException | None) -> None:
-        from cassette.plugins.manager import redacted, redacted_key, removed_values, spread_redactions
-
         slots = self._live_slots()
         parts: list[tuple[Any, Any]] = []
         secrets: set[str] = set()

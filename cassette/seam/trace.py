@@ -37,7 +37,9 @@ from typing import Any
 
 from cassette.core.canonical import ordered_json, request_key
 from cassette.errors import CassetteWarning, TraceError
+from cassette.seam.redaction import redacted
 from cassette.seam.session import TRACE_ENV, Mode, Session, Slot, set_fallback
+from cassette.secrets.placeholders import removed_values, spread_redactions
 
 TRACE_FORMAT = 1
 DEFAULT_MAX_QUEUE = 10_000
@@ -78,10 +80,20 @@ class _Line:
         self.parallel = parallel
 
 
-def encode_line(line: _Line) -> bytes:
-    """The bytes of one trace line: redacted request and response, canonical JSON, one newline."""
-    from cassette.plugins.manager import redacted
+def encode_line(line: _Line, secrets: set[str] | None = None) -> bytes:
+    """The bytes of one trace line: redacted request and response, canonical JSON, one newline.
 
+    ``secrets`` gathers the values redacted by their field's name in the run's earlier lines (a
+    tool's ``session_token``): they are redacted in this line too, wherever the agent copied them,
+    as a session's recording spreads them (see ``spread_redactions``).
+    """
+    request = redacted(line.request, line.kind, "request")
+    response = redacted(line.response, line.kind, "response")
+    if secrets is not None:
+        removed_values(line.request, request, secrets)
+        removed_values(line.response, response, secrets)
+        if secrets:
+            request, response = spread_redactions(request, secrets), spread_redactions(response, secrets)
     record = {
         "v": TRACE_FORMAT,
         "run": line.run,
@@ -89,8 +101,8 @@ def encode_line(line: _Line) -> bytes:
         "kind": line.kind,
         "key": line.key,
         "ts": round(line.ts, 3),
-        "request": redacted(line.request, line.kind, "request"),
-        "response": redacted(line.response, line.kind, "response"),
+        "request": request,
+        "response": response,
     }
     if line.parallel:  # in flight at once with a call of another thread or task (see Session.begin)
         record["parallel"] = True
@@ -123,6 +135,9 @@ class _Flush:
 _STOP = object()
 
 
+_RUNS_KEPT = 64  # runs whose redacted values a sink remembers (a process makes one run per test or task)
+
+
 class TraceSink:
     """One trace file shared by every handle that names it: a bounded queue and a writer thread."""
 
@@ -136,6 +151,8 @@ class TraceSink:
         self.refs = 0
         self._lock = threading.Lock()
         self._warned: set[str] = set()
+        # per run: the values redacted by their field's name, spread through the run's later lines
+        self._secrets: dict[str, set[str]] = {}
         self._queue: queue.Queue[Any] = queue.Queue(max_queue)
         self._thread: threading.Thread | None = None
         self._pid = -1
@@ -186,7 +203,7 @@ class TraceSink:
 
     def _write(self, line: _Line) -> None:
         try:
-            data = encode_line(line)
+            data = encode_line(line, self._secrets_of(line.run))
             fd = self.fd
             if fd is None:
                 raise OSError("trace file already closed")
@@ -196,8 +213,18 @@ class TraceSink:
             return
         self.written += 1  # only the writer thread counts written lines
 
+    def _secrets_of(self, run: str) -> set[str]:
+        """The values redacted by name so far in ``run`` (its later lines are redacted of them too)."""
+        with self._lock:
+            found = self._secrets.get(run)
+            if found is None:
+                if len(self._secrets) >= _RUNS_KEPT:
+                    self._secrets.pop(next(iter(self._secrets)))  # the oldest run
+                found = self._secrets[run] = set()
+            return found
+
     def _write_closed(self, line: _Line) -> None:
-        data = encode_line(line)
+        data = encode_line(line, self._secrets_of(line.run))
         fd = _open(self.path)
         try:
             _write_all(fd, data)

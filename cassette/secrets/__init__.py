@@ -1,2 +1,36 @@
-"""What is a secret, decided once: the registry of secret names and formats, the rule engine, scanning
-and streaming redaction."""
+"""What is a secret, decided once, and finding it.
+
+- :mod:`~cassette.secrets.registry`: the secret *names* (headers, query parameters, cookies, JSON
+  fields, tool arguments, dict keys) the recorder redacts and the scanner reads values under;
+- :mod:`~cassette.secrets.formats`: the key *formats* (provider key patterns), the built-in rules;
+- :mod:`~cassette.secrets.rules`: :class:`SecretRule`, fingerprints and masks;
+- :mod:`~cassette.secrets.engine`: a rule list compiled for fast matching;
+- :mod:`~cassette.secrets.scan`: the :class:`Scanner` of files (cassettes, blobs, traces, any text);
+- :mod:`~cassette.secrets.redact`: redaction of text and of streamed responses;
+- :mod:`~cassette.secrets.placeholders`: what redaction leaves, the key of a redacted request, and a
+  redacted value spread through the rest of a recording.
+
+This package imports no plugin: rules reach it as arguments (the caller asks its plugin manager,
+:func:`rules_from_plugins`).
+"""
+
+from cassette.secrets.formats import default_rules
+from cassette.secrets.redact import redact_stream, redact_text
+from cassette.secrets.rules import SecretRule, fingerprint, mask, rules_from_plugins, shannon_entropy
+from cassette.secrets.scan import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, store_reader
+
+__all__ = [
+    "DAMAGED_RULE",
+    "SCAN_VERSION",
+    "Finding",
+    "Scanner",
+    "SecretRule",
+    "default_rules",
+    "fingerprint",
+    "mask",
+    "redact_stream",
+    "redact_text",
+    "rules_from_plugins",
+    "shannon_entropy",
+    "store_reader",
+]

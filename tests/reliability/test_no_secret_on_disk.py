@@ -9,7 +9,7 @@ the key it is handed (header ``x-plant``) into every part of its responses.
 
 After the recording, every file written (manifest and blobs) is searched for the raw
 key, its JSON-escaped form and its random tail, and scanned with the project's own
-scanner (`cassette.secrets.engine.Scanner` with `default_rules()`). Keys that differ only in
+scanner (`cassette.secrets.Scanner` with `default_rules()`). Keys that differ only in
 the secret still get distinct match keys, and replay tells them apart.
 """
 
@@ -359,9 +359,9 @@ def keys_for_run() -> list[tuple[str, str]]:
 
 def test_fake_keys_look_real_to_the_scanner() -> None:
     """Sanity check of the planted keys: the project's scanner recognises each one."""
-    if not has_module("cassette.secrets.engine"):
+    if not has_module("cassette.secrets"):
         pytest.skip("the secret scanner is missing (cassette/_secrets.py)")
-    from cassette.secrets.engine import Scanner, default_rules
+    from cassette.secrets import Scanner, default_rules
 
     scanner = Scanner(default_rules())
     for kind, key in keys_for_run():
@@ -399,9 +399,9 @@ def test_no_planted_key_reaches_any_written_byte(tmp_path: Path, clients: Client
 def test_the_projects_scanner_finds_nothing_in_what_was_written(
     tmp_path: Path, clients: Clients, counts: Any
 ) -> None:
-    if not has_module("cassette.secrets.engine"):
+    if not has_module("cassette.secrets"):
         pytest.skip("the secret scanner is missing (cassette/_secrets.py)")
-    from cassette.secrets.engine import Scanner, default_rules
+    from cassette.secrets import Scanner, default_rules
 
     planted = keys_for_run()
     for n, (kind, key) in enumerate(planted):

@@ -1,0 +1,249 @@
+"""Planted secrets: every format and every name of the registry, in every place a run writes, never
+reach disk or a printed line (issue 23).
+
+Formats are the built-in rules' (one sample each, ``tests.test_secrets.SAMPLES``); names are the
+registry's (``cassette.secrets.registry``). Each is planted where a run writes: a plain and a compressed
+cassette, a blob (a long tool result), a trace, a failed run's recording and a re-recording awaiting
+review. Each written byte is searched for the raw secret, the scanner must report nothing on the written
+files, and the printed outputs (the scan's findings, a miss) must hold no raw secret. Prints its counts.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import random
+import string
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cassette
+from cassette.seam.redaction import redacted
+from cassette.secrets import Scanner, default_rules, redact_text, registry
+from tests.test_secrets import SAMPLES
+
+RNG = random.Random(20261223)
+LOCATIONS = ("plain", "compressed", "blob", "trace", "failed", "pending")
+STSB = Path("/work/shared/data/stsb-en-dev.csv")
+
+
+def _value(n: int = 24) -> str:
+    """A random credential-shaped value (mixed case and digits)."""
+    alphabet = string.ascii_letters + string.digits
+    while True:
+        s = "".join(RNG.choice(alphabet) for _ in range(n))
+        if any(c.isdigit() for c in s) and any(c.isupper() for c in s) and any(c.islower() for c in s):
+            return s
+
+
+def _names() -> list[tuple[str, str]]:
+    """(place, name) for every secret name of the registry, and the issue's names the recorder missed."""
+    fields = sorted({*registry.SECRET_FIELDS, *registry.AMBIGUOUS_FIELDS, "api_token", "auth_token"})
+    out = [("field", n) for n in fields]
+    out += [("field", e) for e in registry.SECRET_FIELD_ENDINGS]  # a name that ends like one
+    out += [("header", h) for h in sorted(registry.SECRET_HEADERS)]
+    out += [("query", q) for q in sorted(registry.SECRET_QUERY)]
+    return out
+
+
+NAMES = _names()
+
+
+@cassette.tool
+def fetch(i: int) -> dict[str, Any]:
+    """A tool that returns planted secret number ``i`` (see ``_plant``)."""
+    return _PLANTS[i]
+
+
+_PLANTS: list[dict[str, Any]] = []
+_SECRETS: list[str] = []
+
+
+def _plant() -> None:
+    """Every format as a value in text, and every name holding a value where it goes."""
+    if _PLANTS:
+        return
+    for s in SAMPLES:
+        _PLANTS.append({"text": f"{s.key}={s.value}", "pad": "x" * 10})
+        _SECRETS.append(s.secret)
+    for place, name in NAMES:
+        value = _value()
+        if place == "field":
+            _PLANTS.append({name: value, "extra_body": {name: value}})
+        elif place == "header":
+            _PLANTS.append({"request": {"headers": {name: value, "accept": "*/*"}}})
+        else:
+            _PLANTS.append({"url": f"https://api.example.com/v1/x?{name}={value}&page=2"})
+        _SECRETS.append(value)
+
+
+def _run(path: Path, location: str, blob: bool = False) -> None:
+    options: dict[str, Any] = {"compress": location == "compressed"}
+    if blob:
+        options["blob_threshold"] = 64
+    mode = "rerecord" if location == "pending" else "record"
+    if location == "failed":
+        with pytest.raises(RuntimeError):
+            with cassette.using(path, mode=mode, **options):
+                for i in range(len(_PLANTS)):
+                    fetch(i)
+                raise RuntimeError("the agent failed")
+        return
+    with cassette.using(path, mode=mode, **options):
+        for i in range(len(_PLANTS)):
+            fetch(i)
+
+
+def _written(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()]
+
+
+def _raw(data: bytes) -> bytes:
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+@pytest.mark.parametrize("location", LOCATIONS)
+def test_no_planted_secret_reaches_disk_or_the_scan(tmp_path: Path, location: str, counts: Any) -> None:
+    _plant()
+    root = tmp_path / "cassettes"
+    root.mkdir()
+    path = root / "c.json"
+    if location == "trace":
+        with cassette.trace(root / "run.jsonl"):
+            for i in range(len(_PLANTS)):
+                fetch(i)
+    else:
+        _run(path, location, blob=location == "blob")
+    files = _written(root)
+    assert files, "the run wrote nothing"
+    leaks = []
+    for f in files:
+        data = _raw(f.read_bytes())
+        leaks += [f"{f.name}: …{s[-4:]}" for s in _SECRETS if s.encode() in data]
+    assert not leaks, leaks
+    scanner = Scanner(default_rules())
+    findings = [finding for f in files for finding in scanner.scan_file(f)]
+    printed = "\n".join(map(str, findings))
+    assert not any(s in printed for s in _SECRETS)
+    assert findings == [], printed
+    counts["formats"] = len(SAMPLES)
+    counts["names"] = len(NAMES)
+    counts["files"] = len(files)
+    counts["planted"] = len(_SECRETS)
+
+
+def test_the_planted_suite_covers_every_format_and_name(counts: Any) -> None:
+    assert {s.rule for s in SAMPLES} == {r.id for r in default_rules()}
+    for needed in ("token", "api_token", "auth_token", "key"):
+        assert ("field", needed) in NAMES
+    for needed in ("ocp-apim-subscription-key", "private-token", "x-vault-token", "x-github-token"):
+        assert ("header", needed) in NAMES
+    counts["formats x locations"] = len(SAMPLES) * len(LOCATIONS)
+    counts["names x locations"] = len(NAMES) * len(LOCATIONS)
+
+
+# -- secrets in every position ------------------------------------------------------------------
+
+
+AKIA = "AKIA" + "QYLPMN5HHHFPZAM2"
+GOOGLE = "AIza" + "SyD8Kq2mXb7Lr4Tn9Vw1Zc6Ye3Ua5Po0Ijx"
+OPENAI = "sk-proj-" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9nP2rS5uX8"
+JWT = "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiJib2IiLCJpYXQiOjE3MTYyMzkwMjJ9." + "Qk7m2RTdehjbC7Y0y6bEFZWbzYD"
+OPENAI2 = "sk-proj-" + "Zq7wE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9nP2rS5uX8"
+
+
+@pytest.mark.parametrize(
+    ("value", "secret"),
+    [
+        pytest.param(
+            f"https://b.s3.amazonaws.com/k?X-Amz-Credential={AKIA}/20250101/us-east-1/s3/aws4_request&X-Amz-Date=1",
+            AKIA,
+            id="presigned-s3",
+        ),
+        pytest.param(
+            f"AWS4-HMAC-SHA256 Credential={AKIA}/20250101/us-east-1/s3/aws4_request", AKIA, id="sigv4"
+        ),
+        pytest.param(f"https://maps.example.com/api/{GOOGLE}/tile", GOOGLE, id="google-in-path"),
+        pytest.param(f"q=1&key={GOOGLE}&x=2", GOOGLE, id="google-form"),
+        pytest.param("postgres://app:Gr8-Horse-Battery@db:5432/prod", "Gr8-Horse-Battery", id="postgres-url"),
+        pytest.param(f"key%3D{OPENAI}%26x%3D1", OPENAI, id="percent-encoded"),
+        pytest.param("db:\n  password: hunter2\n", "hunter2", id="yaml-password"),
+        pytest.param("Server=db;Uid=sa;Pwd=Summer2024!;", "Summer2024!", id="connection-string"),
+        pytest.param(
+            "PASSWORD=Gr\u00fc\u00dfe-Sommer-2024!x\n", "Gr\u00fc\u00dfe-Sommer-2024!x", id="dotenv"
+        ),
+    ],
+)
+def test_a_secret_in_any_position_is_redacted_and_found(value: str, secret: str) -> None:
+    out = redacted({"text": value}, "tool", "response")
+    assert secret not in out["text"], out
+    assert Scanner(default_rules()).scan(value, "x.txt"), value
+
+
+def test_a_secret_used_as_a_dict_key_is_redacted_and_never_printed() -> None:
+    data = {OPENAI: {"env": "prod"}, "by_name": {OPENAI: "prod", OPENAI2: "dev"}}
+    out = redacted(data, "tool", "response")
+    text = repr(out)
+    assert OPENAI not in text and OPENAI2 not in text
+    assert len(out["by_name"]) == 2  # two such keys stay distinct
+    import json
+
+    findings = Scanner(default_rules()).scan(json.dumps(data), "c.json")
+    assert findings and not any(OPENAI in str(f) or OPENAI2 in str(f) for f in findings)
+
+
+def test_evident_placeholders_are_not_passwords() -> None:
+    for text in ("password: ${DB_PASSWORD}", "password: <password>", "password: ***", "PASSWORD=changeme"):
+        assert redact_text(text, default_rules()) == text
+        assert Scanner(default_rules()).scan(text, "x.txt") == []
+
+
+# -- redaction never corrupts prose --------------------------------------------------------------
+
+PROSE = [
+    "a basic descriptor for something",
+    "Basic information requests are answered within a day.",
+    "The bearer of this letter is a friend.",
+    "Here is a basic overview: first the session starts, then the token count is checked.",
+    "Use the password manager your team prefers; never share passwords in chat.",
+    "Set max_tokens to 256 and temperature to 0.2 for a short answer.",
+    "sessions = [s for s in sessions if s.active]",
+    "The key insight is that the secret sauce is consistency.",
+]
+
+
+def test_redaction_leaves_ordinary_text_alone(counts: Any) -> None:
+    texts = list(PROSE)
+    if STSB.is_file():  # the calibration sentences, read in place
+        with STSB.open(newline="") as f:
+            for row in csv.reader(f):
+                texts.extend(row[:2])
+    changed = [t for t in texts if redacted({"content": t}, "llm", "response")["content"] != t]
+    counts["texts"] = len(texts)
+    counts["redactions"] = len(changed)
+    assert changed == []
+
+
+# -- a wrong secret is a miss --------------------------------------------------------------------
+
+
+@cassette.tool
+def login(user: str, password: str) -> dict[str, Any]:
+    return {"ok": password == "CorrectHorse42!battery"}
+
+
+def test_a_wrong_password_is_a_miss_not_the_recorded_answer(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        assert login("bob", "CorrectHorse42!battery") == {"ok": True}
+    assert "CorrectHorse42!battery" not in path.read_text()
+    with pytest.raises(cassette.CassetteMiss) as miss:
+        with cassette.using(path, mode="replay"):
+            login("bob", "WrongHorse42!donkey")
+    message = str(miss.value)
+    assert "WrongHorse42!donkey" not in message and "CorrectHorse42!battery" not in message
+    assert "not served" in message
+    with cassette.using(path, mode="replay"):
+        assert login("bob", "CorrectHorse42!battery") == {"ok": True}

@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 from cassette.config import resolve_path
+from cassette.core import sse
 from cassette.core.compression import GZIP_MAGIC, CompressedDataError, gunzip, salvage
 from cassette.errors import CassetteConfigError, CassetteError
 from cassette.store.blobs import BlobStore, default_store_for
@@ -594,9 +595,6 @@ def redact_text(text: str, rules: Sequence[SecretRule] | Scanner) -> str:
 
 # -- streamed responses: text that arrives in pieces ---------------------------------------------
 
-# a second data line after an SSE event's first (its lines are joined: JSON over several lines)
-_MORE_DATA = re.compile(r"[\r\n]data:")
-
 
 @dataclass(slots=True)
 class _Piece:
@@ -726,21 +724,10 @@ def _json_layout(doc: Any, body: str) -> tuple[tuple[str, str], bool]:
 
 def _sse_json(event: str) -> tuple[str, dict[str, Any], str, str] | None:
     """An event's text before its one data line's JSON object, the object, its text, and after."""
-    if event.startswith("data:"):
-        start = 5
-    else:  # `event: …` (and `id: …`) lines first
-        start = event.find("\ndata:") + 6
-        if start < 6:
-            return None
-    if event.startswith(" ", start):
-        start += 1
-    end = len(event)
-    for brk in ("\n", "\r"):
-        at = event.find(brk, start, end)
-        if at >= 0:
-            end = at
-    if not event.startswith("{", start) or (end < len(event) and _MORE_DATA.search(event, end)):
+    span = sse.data_span(event)
+    if span is None or not event.startswith("{", span[0]):
         return None  # not JSON, or data over several lines: left as it is
+    start, end = span
     body = event[start:end]
     try:
         doc = orjson.loads(body)

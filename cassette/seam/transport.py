@@ -664,10 +664,11 @@ def client_internals(http: Any) -> tuple[Any, dict[str, Any], Any]:
         mounts = {pattern.pattern: inner for pattern, inner in http._mounts.items()}
         return http._transport, mounts, http._default_encoding
     except AttributeError as exc:
-        mod = importlib.import_module(type(http).__module__.partition(".")[0])
-        version = getattr(mod, "__version__", "?")
+        found = _lib_of(http)
+        name = found[0] if found is not None else type(http).__module__.partition(".")[0]
+        version = getattr(sys.modules.get(name), "__version__", "?")
         raise UninstrumentableClientError(
-            f"cannot instrument a {type(http).__name__} of {mod.__name__} {version}: "
+            f"cannot instrument a {type(http).__name__} of {name} {version}: "
             f"it no longer keeps its transports where cassette reads them ({exc}). Pass "
             "http_client=cassette.http_client() to the SDK client instead, and report this."
         ) from None

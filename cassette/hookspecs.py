@@ -20,6 +20,7 @@ Example plugin that drops a volatile date from every prompt::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -140,3 +141,101 @@ def cassette_value_codecs() -> list[Any]:
     All results are concatenated; a tag or a type registered twice is a `ValueCodecError`.
     """
     return []
+
+
+# --- what a provider knows about its responses and its SDK ----------------------------------------
+# The seam, drift review, usage counting and verify ask these; only provider plugins answer them.
+
+
+@hookspec(firstresult=True)
+def cassette_response_tokens(response: dict[str, Any], request: dict[str, Any] | None) -> int | None:
+    """How many tokens a recorded response says it cost (a replay did not spend them).
+
+    :param response: the recorded response (``status``, ``headers``, and ``json``,
+        ``text`` or ``events``: the SSE events of a streamed one, each without its
+        blank-line separator); blob references already resolved.
+    :param request: the call's normalised request (``provider``, ``endpoint``, …), or
+        ``None`` when the caller has only the response.
+    :return: the token count (``0`` when the response states none), or ``None`` when
+        this plugin does not know the response.
+
+    Called for every replayed HTTP call: answer cheaply, and return ``None`` at once for
+    another provider's request. The first non-``None`` result wins; the built-in generic
+    HTTP provider runs last and reads a ``usage`` object (``total_tokens``, else
+    ``input_tokens + output_tokens``) from a JSON body or a stream's events.
+    """
+
+
+@hookspec(firstresult=True)
+def cassette_response_output(
+    kind: str, response: dict[str, Any], request: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """What a recorded response answered, for drift review: its text, tool calls and finish.
+
+    :param kind: the interaction kind (``"llm"`` or ``"http"``; tool results are read
+        by drift itself).
+    :param response: the recorded response (as for `cassette_response_tokens`), with a
+        status under 400 (error responses are compared by their error).
+    :param request: the call's normalised request, or ``None`` when the caller has only
+        the response (recognise the response by its shape then).
+    :return: ``None`` when this plugin does not know the response's shape, else a dict
+        with any of ``text`` (the prose answer, str), ``tool_calls`` (a list of
+        ``{"name": str, "arguments": parsed JSON or text}``), ``finish`` (the finish or
+        stop reason), ``truncated`` (bool: cut by a token limit, or a stream that ended
+        before its last event) and ``error`` (str: an error the body or stream reported).
+
+    An answer whose text is a JSON object or list is compared as structured data. A
+    response no plugin knows is compared field by field. The first non-``None`` result
+    wins; an exception (a known shape holding the wrong type) makes drift compare the
+    response as data.
+    """
+
+
+@hookspec(firstresult=True)
+def cassette_retry_headers(
+    request: HttpRequest | None, status: int, headers: list[tuple[str, str]], date: str | None
+) -> list[tuple[str, str]] | None:
+    """The headers to hand the client with a recorded error response it may retry.
+
+    :param request: the request being replayed, as in `cassette_http_request` (``None``
+        when `cassette verify` checks a response on its own).
+    :param status: the recorded status (400 or more: the hook is asked only for errors).
+    :param headers: the response headers replay will hand over, as ``(name, value)`` pairs.
+    :param date: the response's recorded ``date`` header (kept when a ``retry-after`` was a
+        date), or ``None``.
+    :return: the headers to hand over instead (e.g. a recorded wait made none, so the SDK
+        retries at once as it did when recorded, but a wait it gave up on left as it was:
+        ``cassette.core.retry.immediate`` does this), or ``None`` when this plugin does not
+        know the client that sent ``request``.
+
+    The first non-``None`` result wins; the generic HTTP provider answers last for any
+    client (waits up to two minutes made none).
+    """
+
+
+@hookspec
+def cassette_sdk_errors() -> list[type[BaseException]]:
+    """The base exception classes of SDKs that re-raise their own errors untouched.
+
+    :return: the classes (only of SDKs already imported: never import one here).
+
+    A replay miss (`CassetteMiss`, a missing blob, a record of the wrong shape) raised
+    inside an SDK's call is re-typed to subclass these too, so the SDK's retry loop
+    neither retries it nor wraps it in a connection error. All results are concatenated.
+    """
+    return []
+
+
+@hookspec
+def cassette_fallback_match(kind: str, request: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+    """After a replayed call missed by every key: a test that a recorded request answers it.
+
+    :param kind: the interaction kind.
+    :param request: the live call's normalised request.
+    :return: a function of a recorded (normalised) request, true when that recording
+        answers this call (a request this plugin keyed differently in an earlier release),
+        or ``None``.
+
+    Asked only on a miss. The session serves the first unserved recording of the same
+    kind that one of the functions accepts, trying the functions in pluggy's order.
+    """

@@ -10,11 +10,12 @@ from typing import Any
 
 import orjson
 
+from cassette.core import sse
 from cassette.core.canonical import request_key
 from cassette.core.model import Cassette, HttpRequest, Interaction
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteImportError, CassetteIOError
-from cassette.seam.transport import _DROP_RESPONSE_HEADERS, _SSE_BOUNDARY, body_bytes, body_record
+from cassette.seam.transport import _DROP_RESPONSE_HEADERS, body_bytes, body_record
 from cassette.store.blobs import default_store_for
 from cassette.store.cassettes import save_cassette
 
@@ -177,12 +178,7 @@ def typed_events(events: list[dict[str, Any]]) -> list[str]:
 
 def split_sse(text: str) -> list[str]:
     """A whole event-stream body cut into events, the same way the transport cuts a live one."""
-    parts = _SSE_BOUNDARY.split(text)
-    tail = parts.pop()
-    events = [p for p in parts if p]
-    if tail.strip():
-        events.append(tail.rstrip("\r\n"))
-    return events
+    return sse.split(text)
 
 
 def http_response(status: int, headers: list[tuple[str, str]], body: bytes) -> dict[str, Any]:

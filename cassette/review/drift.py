@@ -17,11 +17,11 @@ changed are still compared by output. Each changed pair gets one category:
 ``added`` / ``removed``   the interaction exists on one side only
 ========================  ===========================================================================
 
-The provider-specific part is small: :func:`extract` reads the output text,
-tool calls, finish reason and truncation of OpenAI chat completions (JSON and
-SSE), OpenAI responses (JSON and SSE) and Anthropic messages (JSON and SSE),
-recognised by the shape of the response, not by the seam. Anything else is
-compared as generic data.
+Nothing here knows a provider: :func:`extract` asks the provider plugins
+(``cassette_response_output``) for the output text, tool calls, finish reason and
+truncation of a response, which each recognises by its own shapes (JSON bodies
+and SSE streams), and the volatile fields (``cassette_volatile_fields``).
+Anything no plugin knows is compared as generic data.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from cassette.core import sse
 from cassette.core.diff import field_diff, flatten, format_diff
 from cassette.core.model import Cassette, Interaction
 from cassette.errors import (
@@ -43,28 +44,15 @@ from cassette.errors import (
     SemanticBackendError,
     UnknownSemanticBackendError,
 )
+from cassette.plugins.manager import get_plugin_manager
+from cassette.review.usage import tokens_of
 from cassette.seam.session import Mode, last_session, pending_path, set_rerecord_review
 from cassette.store.cassettes import load_cassette
 
-# Response fields that change on every call of a real model: never drift by themselves.
+# Response fields that change on every call of a real model: never drift by themselves. The
+# provider plugins add their own (`cassette_volatile_fields`): see `volatile_fields`.
 VOLATILE = frozenset(
-    {
-        "id",
-        "created",
-        "created_at",
-        "completed_at",
-        "system_fingerprint",
-        "usage",
-        "x-request-id",
-        "request-id",
-        "openai-processing-ms",
-        "date",
-        "call_id",
-        "tool_call_id",
-        "sequence_number",
-        "logprobs",
-        "service_tier",
-    }
+    {"id", "created", "created_at", "completed_at", "usage", "x-request-id", "request-id", "date"}
 )
 
 # From the most to the least serious; an interaction's category is the first that applies.
@@ -97,7 +85,7 @@ DESCRIPTIONS: dict[str, str] = {
 # What `semantic_drift` reports: real regressions of the output (rewordings and noise filtered out).
 REGRESSIONS = frozenset({"changed", "negated", "numbers", "tools", "shape", "error", "added", "removed"})
 _RANK = {c: i for i, c in enumerate(CATEGORIES)}
-# Request fields that say which tools the model was offered (OpenAI, its legacy functions, Anthropic).
+# Request fields that say which tools the model was offered (a legacy `functions` field included).
 TOOL_OFFER_FIELDS = frozenset({"tools", "functions", "tool_choice", "function_call", "parallel_tool_calls"})
 # Which side of an interaction a tools change is on, in the words every output format uses.
 TOOL_SIDES: dict[str, str] = {"request": "tools offered (request)", "response": "tool calls (response)"}
@@ -145,26 +133,6 @@ def _parse_json(text: Any) -> Any:
         return text
 
 
-def _sse(events: Iterable[Any]) -> list[tuple[str | None, Any]]:
-    """``(event name, parsed data)`` of each recorded SSE event; ``[DONE]`` and comments skipped."""
-    out: list[tuple[str | None, Any]] = []
-    for event in events:
-        if not isinstance(event, str):
-            continue
-        name: str | None = None
-        data: list[str] = []
-        for line in event.splitlines():
-            if line.startswith("event:"):
-                name = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].lstrip(" "))
-        payload = "\n".join(data)
-        if not payload or payload.strip() == "[DONE]":
-            continue
-        out.append((name, _parse_json(payload)))
-    return out
-
-
 def _error_of(status: int, body: Any) -> str | None:
     if status < 400:
         return None
@@ -192,206 +160,45 @@ def _with_structured(out: Output) -> Output:
     return out
 
 
-def _chat_json(body: dict[str, Any]) -> Output:
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    finish: str | None = None
-    for choice in body.get("choices") or []:
-        if not isinstance(choice, dict):
-            continue
-        message = choice.get("message") or {}
-        content = message.get("content")
-        if isinstance(content, str):
-            texts.append(content)
-        elif isinstance(content, list):
-            texts.extend(p.get("text", "") for p in content if isinstance(p, dict))
-        if isinstance(message.get("refusal"), str):
-            texts.append(message["refusal"])
-        for call in message.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            calls.append(ToolCall(str(fn.get("name", "")), _parse_json(fn.get("arguments", ""))))
-        finish = finish or choice.get("finish_reason")
-    return _with_structured(
-        Output("\n".join(t for t in texts if t), calls, finish, truncated=finish == "length")
-    )
-
-
-def _chat_events(events: list[tuple[str | None, Any]]) -> Output:
-    texts: dict[int, list[str]] = {}
-    calls: dict[tuple[int, int], dict[str, Any]] = {}
-    finish: str | None = None
-    for _, chunk in events:
-        if not isinstance(chunk, dict):
-            continue
-        for choice in chunk.get("choices") or []:
-            if not isinstance(choice, dict):
-                continue
-            index = int(choice.get("index") or 0)
-            delta = choice.get("delta") or {}
-            for key in ("content", "refusal"):
-                if isinstance(delta.get(key), str):
-                    texts.setdefault(index, []).append(delta[key])
-            for call in delta.get("tool_calls") or []:
-                slot = calls.setdefault((index, int(call.get("index") or 0)), {"name": "", "arguments": ""})
-                fn = call.get("function") or {}
-                slot["name"] += fn.get("name") or ""
-                slot["arguments"] += fn.get("arguments") or ""
-            finish = choice.get("finish_reason") or finish
-    text = "\n".join("".join(texts[i]) for i in sorted(texts))
-    tool_calls = [ToolCall(c["name"], _parse_json(c["arguments"])) for _, c in sorted(calls.items())]
-    return _with_structured(Output(text, tool_calls, finish, truncated=finish == "length"))
-
-
-def _responses_json(body: dict[str, Any]) -> Output:
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for item in body.get("output") or []:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind == "message":
-            for part in item.get("content") or []:
-                value = part.get("text") or part.get("refusal") if isinstance(part, dict) else None
-                if isinstance(value, str):
-                    texts.append(value)
-        elif kind in ("function_call", "custom_tool_call"):
-            calls.append(
-                ToolCall(str(item.get("name", "")), _parse_json(item.get("arguments", item.get("input"))))
-            )
-        elif isinstance(kind, str) and kind.endswith("_call"):  # built-in tools: web_search_call, …
-            calls.append(ToolCall(kind, _parse_json(item.get("action") or {})))
-    status = body.get("status")
-    details = body.get("incomplete_details") or {}
-    reason = details.get("reason") if isinstance(details, dict) else None
-    out = Output("".join(texts), calls, reason or status, truncated=status == "incomplete")
-    if status == "failed" and isinstance(body.get("error"), dict):
-        out.error = f"{body['error'].get('code', 'failed')}: {body['error'].get('message', '')}"
-    return _with_structured(out)
-
-
-def _responses_events(events: list[tuple[str | None, Any]]) -> Output:
-    final: dict[str, Any] | None = None
-    items: list[Any] = []
-    texts: list[str] = []
-    for name, data in events:
-        if not isinstance(data, dict):
-            continue
-        kind = data.get("type", name)
-        if kind in ("response.completed", "response.incomplete", "response.failed") and isinstance(
-            data.get("response"), dict
-        ):
-            final = data["response"]
-        elif kind == "response.output_item.done":
-            items.append(data.get("item"))
-        elif kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
-            texts.append(data["delta"])
-    if final is not None and final.get("output"):
-        return _responses_json(final)
-    out = _responses_json({"output": items, "status": (final or {}).get("status")})
-    if not out.text and texts:
-        out.text = "".join(texts)
-        out = _with_structured(out)
-    if final is None:
-        out.truncated = True  # the stream ended before its last event
-    return out
-
-
-def _anthropic_json(body: dict[str, Any]) -> Output:
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for block in body.get("content") or []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text":
-            texts.append(str(block.get("text", "")))
-        elif block.get("type") in ("tool_use", "server_tool_use"):
-            calls.append(ToolCall(str(block.get("name", "")), block.get("input")))
-    stop = body.get("stop_reason")
-    return _with_structured(Output("".join(texts), calls, stop, truncated=stop == "max_tokens"))
-
-
-def _anthropic_events(events: list[tuple[str | None, Any]]) -> Output:
-    blocks: dict[int, dict[str, Any]] = {}
-    stop: str | None = None
-    error: str | None = None
-    ended = False
-    for name, data in events:
-        if not isinstance(data, dict):
-            continue
-        kind = data.get("type", name)
-        if kind == "content_block_start":
-            block = dict(data.get("content_block") or {})
-            block["_json"] = ""
-            blocks[int(data.get("index") or 0)] = block
-        elif kind == "content_block_delta":
-            block = blocks.setdefault(int(data.get("index") or 0), {"type": "text", "text": "", "_json": ""})
-            delta = data.get("delta") or {}
-            if delta.get("type") == "text_delta":
-                block["text"] = block.get("text", "") + str(delta.get("text", ""))
-            elif delta.get("type") == "input_json_delta":
-                block["_json"] += str(delta.get("partial_json", ""))
-        elif kind == "message_delta":
-            stop = (data.get("delta") or {}).get("stop_reason") or stop
-        elif kind == "message_stop":
-            ended = True
-        elif kind == "error":
-            err = data.get("error") or {}
-            error = f"{err.get('type', 'error')}: {err.get('message', '')}"
-    content = []
-    for _, block in sorted(blocks.items()):
-        if block.get("type") in ("tool_use", "server_tool_use") and block["_json"]:
-            block["input"] = _parse_json(block["_json"])
-        content.append(block)
-    out = _anthropic_json({"content": content, "stop_reason": stop})
-    out.error = error
-    out.truncated = out.truncated or not ended
-    return out
-
-
 def _generic(response: dict[str, Any], status: int, *, volatile: frozenset[str]) -> Output:
     if "json" in response:
         body = _strip(response["json"], volatile)
         return Output(data=body, structured=isinstance(body, dict | list), known=False)
     if isinstance(response.get("events"), list):
-        parsed = [_strip(d, volatile) for _, d in _sse(response["events"])]
+        parsed = [_strip(d, volatile) for _, d in sse.parsed(response["events"])]
         return Output(data=parsed, structured=True, known=False)
     if "text" in response:
         return _with_structured(Output(text=str(response["text"]), known=False))
     return Output(data=_strip({k: v for k, v in response.items() if k != "headers"}, volatile), known=False)
 
 
-def _provider_output(body: Any, events: Any) -> Output | None:
-    """The output of a response in a known provider's shape; ``None`` when it is in none of them.
+def _provider_output(kind: str, response: dict[str, Any], request: dict[str, Any] | None) -> Output | None:
+    """The output of a response in a shape a provider plugin knows; ``None`` when none knows it.
 
     Raises ``AttributeError``/``TypeError``/… when a part of a known shape holds the wrong type.
     """
-    if isinstance(body, dict):
-        if isinstance(body.get("choices"), list):
-            return _chat_json(body)
-        if body.get("object") == "response" or (isinstance(body.get("output"), list) and "status" in body):
-            return _responses_json(body)
-        if body.get("type") == "message" and isinstance(body.get("content"), list):
-            return _anthropic_json(body)
-    elif isinstance(events, list):
-        parsed = _sse(events)
-        first = next((d for _, d in parsed if isinstance(d, dict)), {})
-        kind_of = str(first.get("type", ""))
-        if first.get("object") == "chat.completion.chunk" or "choices" in first:
-            return _chat_events(parsed)
-        if kind_of.startswith("response."):
-            return _responses_events(parsed)
-        if kind_of in ("message_start", "content_block_start", "ping"):
-            return _anthropic_events(parsed)
-    return None
+    found = get_plugin_manager().hook.cassette_response_output(kind=kind, response=response, request=request)
+    if found is None:
+        return None
+    calls = [ToolCall(str(c["name"]), c.get("arguments")) for c in found.get("tool_calls") or ()]
+    out = Output(str(found.get("text") or ""), calls, found.get("finish"), bool(found.get("truncated")))
+    out.error = found.get("error")
+    return _with_structured(out)
 
 
-def extract(kind: str, response: dict[str, Any], *, volatile: frozenset[str] = VOLATILE) -> Output:
+def extract(
+    kind: str,
+    response: dict[str, Any],
+    *,
+    volatile: frozenset[str] = VOLATILE,
+    request: dict[str, Any] | None = None,
+) -> Output:
     """The output text, tool calls, finish reason and truncation of one recorded response.
 
-    Recognises OpenAI chat completions, OpenAI responses and Anthropic messages,
-    as JSON bodies or SSE event lists; tool results (``{"result": …}`` or
-    ``{"error": …}``); anything else becomes generic data with volatile fields
-    removed.
+    Reads tool results (``{"result": …}`` or ``{"error": …}``) itself and asks the
+    provider plugins for the rest (``request``, the call's normalised request, tells
+    them whose call it was); a response none knows becomes generic data with volatile
+    fields removed.
 
     Example::
 
@@ -409,13 +216,12 @@ def extract(kind: str, response: dict[str, Any], *, volatile: frozenset[str] = V
     status = response.get("status")
     status = status if isinstance(status, int) else 200
     truncated = bool(response.get("incomplete"))
-    body = response.get("json")
-    events = response.get("events")
     if status >= 400:
+        body = response.get("json")
         err_body = body if body is not None else response.get("text")
         return Output(error=_error_of(status, err_body))
     try:
-        out = _provider_output(body, events)
+        out = _provider_output(kind, response, request)
     except (AttributeError, TypeError, ValueError, KeyError, IndexError):
         # the provider's shape with a wrong type inside (a hand edit, a broken merge): compare as data
         out = None
@@ -741,8 +547,6 @@ class DriftItem:
 
 def volatile_fields(kind: str) -> frozenset[str]:
     """The built-in volatile field names plus those plugins add through ``cassette_volatile_fields``."""
-    from cassette.plugins.manager import get_plugin_manager
-
     extra: set[str] = set()
     for names in get_plugin_manager().hook.cassette_volatile_fields(kind=kind):
         extra.update(str(n) for n in names or ())
@@ -765,10 +569,12 @@ def _label(kind: str, request: dict[str, Any]) -> str:
     return f"{request.get('method', '')} {request.get('url', '')}".strip()
 
 
-def _tokens(response: Any) -> int:
-    from cassette.review.usage import tokens_of
-
-    return tokens_of(response) if isinstance(response, dict) else 0
+def _tokens(response: Any, request: Any) -> int:
+    return (
+        tokens_of(response, request if isinstance(request, dict) else None)
+        if isinstance(response, dict)
+        else 0
+    )
 
 
 def pair_interactions(
@@ -843,9 +649,9 @@ def _aligned(
 def _one_side(inter: Interaction, cassette: Cassette, change: str) -> DriftItem:
     request, _ = _hydrated(cassette, inter.request)
     response, _ = _hydrated(cassette, inter.response)
-    out = extract(inter.kind, response)
+    out = extract(inter.kind, response, request=request if isinstance(request, dict) else None)
     summary = out.text or (_call_names(out.tool_calls) if out.tool_calls else "") or (out.error or "")
-    tokens = (0, _tokens(response)) if change == "added" else (_tokens(response), 0)
+    tokens = (0, _tokens(response, request)) if change == "added" else (_tokens(response, request), 0)
     return DriftItem(
         inter.seq,
         inter.kind,
@@ -882,7 +688,7 @@ def _echoable(response: Any) -> dict[str, str]:
         return {}
     body: Any = response.get("json")
     if body is None and isinstance(response.get("events"), list):
-        body = [data for _, data in _sse(response["events"])]
+        body = [data for _, data in sse.parsed(response["events"])]
     if body is None:
         body = response.get("result")
     return {
@@ -926,7 +732,7 @@ def _modified(
     res_b, err_d = _hydrated(new, b.response)
     label = _label(b.kind, req_b if isinstance(req_b, dict) else {})
     label = label or _label(a.kind, req_a if isinstance(req_a, dict) else {})  # an emptied request
-    tokens = (_tokens(res_a), _tokens(res_b))
+    tokens = (_tokens(res_a, req_a), _tokens(res_b, req_b))
     unreadable = err_a or err_b or err_c or err_d
     if unreadable:
         return DriftItem(
@@ -948,8 +754,8 @@ def _modified(
     if not request_fields and res_a == res_b:
         return None
     volatile = volatile_fields(b.kind) if b.kind != "tool" else frozenset()
-    out_a = extract(a.kind, res_a, volatile=volatile)
-    out_b = extract(b.kind, res_b, volatile=volatile)
+    out_a = extract(a.kind, res_a, volatile=volatile, request=req_a if isinstance(req_a, dict) else None)
+    out_b = extract(b.kind, res_b, volatile=volatile, request=req_b if isinstance(req_b, dict) else None)
     if echoes is not None:
         _learn_echoes(echoes, res_a, res_b, out_a, out_b)
     verdict = compare_outputs(out_a, out_b, backend=backend)

@@ -19,7 +19,6 @@ from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 
@@ -557,7 +556,7 @@ class Session:
             found = (
                 self._serve_redacted(kind, request)
                 or self._serve_wildcard(kind, request)
-                or self._serve_hosted(kind, request)
+                or self._serve_fallback(kind, request)
             )
             if found is not None:
                 pos, inter = found
@@ -582,7 +581,7 @@ class Session:
                     "re-record it.",
                     path=self.cassette.path,
                 )
-        tokens = tokens_of(response)
+        tokens = tokens_of(response, request) if kind != "tool" else 0  # a tool's result states no usage
         if tokens:
             with self._lock:
                 self._tokens_saved += tokens
@@ -652,23 +651,17 @@ class Session:
             return None
         return self._serve_first(kind, lambda recorded: wildcard_match(request, recorded))
 
-    def _serve_hosted(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
-        """Replay, after every key missed: an SDK call to an endpoint that is not a model call (keyed
-        by its path, ``"url": "/v1/models"``) as an earlier release recorded it, under its whole URL
-        (``"https://api.openai.com/v1/models"``): the first unserved one that differs in that only."""
-        url = request.get("url")
-        if kind != "http" or not isinstance(url, str) or not url.startswith("/"):
-            return None
+    def _serve_fallback(self, kind: str, request: dict[str, Any]) -> tuple[int, Interaction] | None:
+        """Replay, after every key missed: the first unserved recorded call that a provider plugin
+        says answers this one (``cassette_fallback_match``: e.g. a call it keyed otherwise in an
+        earlier release)."""
+        from cassette.plugins.manager import get_plugin_manager
 
-        rest = {k: v for k, v in request.items() if k != "sdk"}  # not in such a recording either
-
-        def hosted(recorded: dict[str, Any]) -> bool:
-            whole = recorded.get("url")
-            if not isinstance(whole, str) or not urlsplit(whole).netloc:
-                return False
-            return (urlsplit(whole).path or "/") == url and {**recorded, "url": url} == rest
-
-        return self._serve_first(kind, hosted)
+        for matches in get_plugin_manager().hook.cassette_fallback_match(kind=kind, request=request):
+            found = self._serve_first(kind, matches) if callable(matches) else None
+            if found is not None:
+                return found
+        return None
 
     def _serve_first(
         self, kind: str, matches: Callable[[dict[str, Any]], bool]

@@ -8,40 +8,31 @@ straight to the real one.
 from __future__ import annotations
 
 import base64
-import codecs
-import email.utils
+import importlib
 import json
-import math
 import operator
 import re
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import cache, cached_property
-from types import ModuleType
 from typing import Any, TypeVar
 
 import orjson
 
+from cassette.core import retry, sse
 from cassette.core.model import HttpRequest
 from cassette.errors import CassetteError, CassetteShapeError, UninstrumentableClientError
-from cassette.plugins.manager import normalize_http
+from cassette.plugins.manager import get_plugin_manager, normalize_http
 from cassette.seam.session import Session, Slot, seam_session
 
 # Never stored (recomputed on replay, or meaningless once the body is decoded) or churning every call.
 _DROP_RESPONSE_HEADERS = frozenset(
     {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "date"}
 )
-_SSE_BOUNDARY = re.compile(r"\r\n\r\n|\n\n|\r\r")
 
 
 _TEXT = frozenset({str})  # the types of header values written as they are
-_LOWER_NAME = operator.itemgetter(1)  # of httpx's (name, lower-case name, value) header triples
-
-
-def _module(name: str) -> ModuleType:
-    import importlib
-
-    return importlib.import_module(name)
+_RAW_NAME = operator.itemgetter(0)  # of the (name, value) pairs of ``Headers.raw``
 
 
 class _WireRequest(HttpRequest):
@@ -87,15 +78,11 @@ class _WireRequest(HttpRequest):
             want = name.lower().encode("latin-1")
         except UnicodeEncodeError:  # no header on the wire has such a name
             return None
-        # httpx and httpx2 keep (name, lower-case name, value) triples: read in place, nothing copied
-        wire = self._wire.headers
-        items = getattr(wire, "_list", None)
-        if not isinstance(items, list):
-            items = [(k, k.lower(), v) for k, v in wire.raw]
-        names = list(map(_LOWER_NAME, items))  # looked through at C speed: the SDKs send ~20
+        items = self._wire.headers.raw  # (name, value) pairs as sent, the public view of them
+        names = list(map(bytes.lower, map(_RAW_NAME, items)))  # at C speed: the SDKs send ~20
         if want not in names:
             return None
-        return str(items[names.index(want)][2].decode("latin-1"))
+        return str(items[names.index(want)][1].decode("latin-1"))
 
 
 def _raw_request(request: Any, body: bytes) -> HttpRequest:
@@ -105,7 +92,7 @@ def _raw_request(request: Any, body: bytes) -> HttpRequest:
 def _kept_headers(headers: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     # a retry-after date means a wait from the moment the response was sent: its `date` is kept
-    dated = _retry_after_is_date(headers.get("retry-after"))
+    dated = retry.is_date(headers.get("retry-after"))
     for k, v in headers.multi_items():
         name = k.lower()
         if name in _DROP_RESPONSE_HEADERS and not (dated and name == "date"):
@@ -143,7 +130,7 @@ def _layout_writer(layout: str) -> Callable[[Any], bytes]:
         )
     end = b"\n" if "newline" in flags else b""
     if base == "indent2" and not {"ascii", "py"} & set(flags):
-        # OpenAI's own layout: orjson writes it 40x faster than the json module's Python indenter
+        # the most common indented layout: orjson writes it 40x faster than the json module's indenter
         option = orjson.OPT_INDENT_2 | (orjson.OPT_APPEND_NEWLINE if end else 0)
         return lambda value: orjson.dumps(value, option=option)
     encoder = json.JSONEncoder(
@@ -230,144 +217,69 @@ def body_bytes(record: dict[str, Any]) -> bytes:
     raise ValueError("it has no body (none of `json`, `text`, `base64`, `events`)")
 
 
-# The statuses the SDKs retry (with 5xx); on replay the recorded wait before the retry is moot.
-_RETRYABLE = frozenset({408, 409, 429})
-
-
-# seconds: openai retries after at most this, and gives up on a longer wait; anthropic waits
-# whatever it is told. A wait the SDK would give up on is left as recorded.
-_MAX_WAIT = 120.0
-_INFINITY = frozenset({"inf", "+inf", "infinity", "+infinity"})
-
-
-def _http_date(value: str | None) -> float | None:
-    """An HTTP date as a timestamp; None when ``value`` is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = email.utils.parsedate_tz(value)
-        return None if parsed is None else float(email.utils.mktime_tz(parsed))
-    except (TypeError, ValueError, OverflowError, OSError):
-        return None
-
-
-def _retry_after_is_date(value: str | None) -> bool:
-    if value is None:
-        return False
-    try:
-        float(value)
-    except ValueError:
-        return _http_date(value) is not None
-    return False
-
-
-def _asked_wait(given: dict[str, str], sent: str | None) -> tuple[float | None, bool]:
-    """The wait before a retry, in seconds, that openai reads from these headers, read as it reads
-    them (``retry-after-ms``, then ``retry-after`` as a number, then as an HTTP date), and whether
-    it was a date. A date is measured from ``sent``, the response's recorded ``date``: openai
-    measured it from its clock when the answer came. ``None`` when none is given (the SDK backs
-    off), or a date with nothing to measure it from.
-    """
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = given.get(name)
-        if value is None:
+def _recorded_headers(given: Any) -> list[tuple[str, str]]:
+    """A record's ``headers`` as the pairs replay hands over (the ones a decoded body makes moot dropped)."""
+    if not given:
+        if given is not None and not isinstance(given, dict):
+            raise TypeError(f"its `headers` is a {type(given).__name__}, not an object of header names")
+        return []
+    if not isinstance(given, dict):
+        raise TypeError(f"its `headers` is a {type(given).__name__}, not an object of header names")
+    try:  # as recorded (text names and values, none to drop): taken at C speed
+        plain = _DROP_RESPONSE_HEADERS.isdisjoint(map(str.lower, given))
+        plain = plain and set(map(type, given.values())) == _TEXT
+    except TypeError:  # a name that is not text
+        plain = False
+    if plain:
+        return list(given.items())
+    headers: list[tuple[str, str]] = []
+    for k, v in given.items():
+        if type(k) is not str:
+            k = str(k)
+        if k.lower() in _DROP_RESPONSE_HEADERS:  # the body is stored decoded: encodings are moot
             continue
-        try:
-            delay = float(value)
-        except ValueError:
+        if type(v) is str:
+            headers.append((k, v))
             continue
-        if delay == math.inf and value.strip().lower() not in _INFINITY:
-            return sys.float_info.max, False  # a number too large for a float: openai gives up
-        return delay / divisor, False
-    due, start = _http_date(given.get("retry-after")), _http_date(sent)
-    return (None if due is None or start is None else due - start), True
-
-
-def _no_wait(
-    headers: list[tuple[str, str]], limit: float | None = _MAX_WAIT, sent: str | None = None
-) -> list[tuple[str, str]]:
-    """A retryable error's headers with ``retry-after-ms: 1``: the SDK retries at once, as recorded.
-
-    The SDKs read ``retry-after-ms`` first, then ``retry-after``, and retry after that many
-    seconds or back off 0.5-8 s when neither says a wait (or it is negative, or not finite); a
-    replay would sleep as long. A wait openai gives up on (over ``limit`` seconds) is left as it
-    was, so the decision to retry stays the recorded one; one given as a date, past by the time
-    of a replay, is restated as ``retry-after-ms`` (measured from ``sent``, the recorded
-    ``date``), so openai gives up again. A date with no ``sent`` to measure it from is taken as
-    one openai waited for. ``limit=None`` (anthropic) retries after any wait. An error the server
-    marked ``x-should-retry: false`` is never retried: its headers are handed back as recorded.
-    The ``retry-after`` header itself is always kept for the caller.
-    """
-    given = {k.lower(): v for k, v in headers}
-    if given.get("x-should-retry") == "false":
-        return headers
-    if limit is not None:
-        delay, dated = _asked_wait(given, sent)
-        if delay is not None and math.isfinite(delay) and delay > limit:
-            if not dated:
-                return headers
-            wait = [("retry-after-ms", f"{delay * 1000:.0f}")]
-            return [(k, v) for k, v in headers if k.lower() != "retry-after-ms"] + wait
-    return [(k, v) for k, v in headers if k.lower() != "retry-after-ms"] + [("retry-after-ms", "1")]
+        for item in v if isinstance(v, list) else [v]:
+            headers.append((k, str(item)))
+    return headers
 
 
 def replay_parts(
-    record: dict[str, Any], *, wait_limit: float | None = _MAX_WAIT, request: HttpRequest | None = None
+    record: dict[str, Any], *, request: HttpRequest | None = None
 ) -> tuple[int, list[tuple[str, str]], list[bytes] | None, bytes]:
     """What replay hands the SDK for a recorded HTTP response: its status, its headers, and its
     SSE events as chunks (one per event; ``None`` when it was not streamed) or else its body.
 
-    ``wait_limit`` is the longest wait before a retry the SDK accepts (seconds; None: any):
-    a longer one is left as recorded, a shorter one made none. Given the ``request`` being
-    replayed, an Anthropic SDK's (its ``anthropic-version`` header) gets no limit: it waits
-    whatever it is told.
+    An error response's headers are the provider plugins' to rewrite (``cassette_retry_headers``,
+    given the ``request`` being replayed): a recorded retry happens at once, not after the
+    recorded wait.
 
     Raises TypeError, ValueError (binascii.Error for bad base64), AttributeError,
     OverflowError or RecursionError for a record of the wrong shape: replay turns
     them into a `CassetteShapeError`, `cassette verify` reports them.
     """
     given = record.get("headers")
-    headers: list[tuple[str, str]] = []
-    if given:
-        if not isinstance(given, dict):
-            raise TypeError(f"its `headers` is a {type(given).__name__}, not an object of header names")
-        try:  # as recorded (text names and values, none to drop): taken at C speed
-            plain = _DROP_RESPONSE_HEADERS.isdisjoint(map(str.lower, given))
-            plain = plain and set(map(type, given.values())) == _TEXT
-        except TypeError:  # a name that is not text
-            plain = False
-        if plain:
-            headers = list(given.items())
-        else:
-            for k, v in given.items():
-                if type(k) is not str:
-                    k = str(k)
-                if k.lower() in _DROP_RESPONSE_HEADERS:  # the body is stored decoded: encodings are moot
-                    continue
-                if type(v) is str:
-                    headers.append((k, v))
-                    continue
-                for item in v if isinstance(v, list) else [v]:
-                    headers.append((k, str(item)))
-    elif given is not None and not isinstance(given, dict):
-        raise TypeError(f"its `headers` is a {type(given).__name__}, not an object of header names")
+    headers = _recorded_headers(given)
     status = record.get("status", 200)
     if type(status) is not int or not 100 <= status <= 999:  # three digits, as the importers take
         raise ValueError(f"its status {status!r:.40} is not an HTTP status code (100-999)")
-    if status in _RETRYABLE or status >= 500:  # a status the SDKs retry, after the wait it asks for
-        if request is not None and request.header("anthropic-version"):
-            wait_limit = None
+    if status >= 400:  # one the client may retry, after the wait it asks for
         # a retry-after date is measured from the response's own date, kept for it when recorded
         sent = next((v for k, v in (given or {}).items() if str(k).lower() == "date"), None)
-        headers = _no_wait(headers, wait_limit, sent if isinstance(sent, str) else None)
+        hook = get_plugin_manager().hook
+        rewritten = hook.cassette_retry_headers(
+            request=request, status=status, headers=headers, date=sent if isinstance(sent, str) else None
+        )
+        headers = headers if rewritten is None else list(rewritten)
     if "events" in record:
         events = record["events"]
         if not isinstance(events, list):
             raise TypeError(f"`events` is a {type(events).__name__}, not a list")
         # encoded up front, so a bad event fails before the SDK reads, not in the middle of a stream
         try:
-            # encode() without arguments takes its fast path (UTF-8): a stream has dozens of events
-            return status, headers, [(event + "\n\n").encode() for event in events], b""
+            return status, headers, sse.to_chunks(events), b""
         except TypeError:
             at, bad = next((i, e) for i, e in enumerate(events) if not isinstance(e, str))
             raise TypeError(
@@ -384,18 +296,12 @@ class _EventRecorder:
         self.status = status
         self.headers = headers
         self.events: list[str] = []
-        self.buffer = ""
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.splitter = sse.Splitter()
         self.complete = False
         slot.partial = self.snapshot
 
     def feed(self, chunk: bytes) -> None:
-        self.buffer += self.decoder.decode(chunk)
-        if "\n\n" not in self.buffer and "\r\r" not in self.buffer and "\r\n\r\n" not in self.buffer:
-            return
-        parts = _SSE_BOUNDARY.split(self.buffer)
-        self.buffer = parts.pop()
-        self.events.extend(p for p in parts if p)
+        self.events.extend(self.splitter.feed(chunk))
 
     def snapshot(self) -> dict[str, Any]:
         record: dict[str, Any] = {"status": self.status, "headers": self.headers, "events": list(self.events)}
@@ -408,20 +314,13 @@ class _EventRecorder:
             return
         if not self.complete and self.events:
             # SDKs stop reading at the provider's final event, before the body ends: ask the providers
-            from cassette.plugins.manager import get_plugin_manager
-
             hook = get_plugin_manager().hook
             self.complete = bool(hook.cassette_stream_complete(request=self.slot.request, events=self.events))
         if self.complete:
-            tail = self.buffer + self.decoder.decode(b"", final=True)
-            if tail.strip():
-                self.events.append(tail.rstrip("\r\n"))
-            self.buffer = ""
+            tail = self.splitter.rest()
+            if tail:
+                self.events.append(tail)
         self.slot.finish(self.snapshot())
-
-
-# The SDKs' base error classes: an SDK re-raises its own errors as they are, without retrying them.
-_SDK_ERRORS = (("openai", "OpenAIError"), ("anthropic", "AnthropicError"))
 
 
 def _reduce_error(error: CassetteError) -> tuple[Any, ...]:
@@ -442,18 +341,17 @@ E = TypeVar("E", bound=CassetteError)
 
 
 def _sdk_proof(error: E) -> E:
-    """The same error, retyped so SDK retry loops neither retry it nor wrap it in APIConnectionError.
+    """The same error, retyped so SDK retry loops neither retry it nor wrap it in a connection error.
 
-    anthropic wraps any other exception from the HTTP client in a retried
-    APIConnectionError (a missing blob would be reported as a connection error, then
-    as a miss on the retry); both SDKs pass their own error classes through untouched.
+    An SDK may wrap any other exception from its HTTP client in a retried connection error (a
+    missing blob would be reported as a connection error, then as a miss on the retry); SDKs
+    pass their own error classes through untouched. The provider plugins name those
+    (``cassette_sdk_errors``).
     """
-    bases = tuple(
-        getattr(sys.modules[mod], name)
-        for mod, name in _SDK_ERRORS
-        if mod in sys.modules and isinstance(getattr(sys.modules[mod], name, None), type)
-    )
-    if bases and not isinstance(error, bases):
+    found = get_plugin_manager().hook.cassette_sdk_errors()
+    classes = dict.fromkeys(c for got in found for c in got or () if isinstance(c, type))
+    bases = tuple(c for c in classes if issubclass(c, BaseException) and not isinstance(error, c))
+    if bases:
         # same object, so the session's record of a miss stays identical
         error.__class__ = _sdk_class(type(error), bases)  # type: ignore[arg-type,assignment]
     return error
@@ -463,208 +361,250 @@ def _is_stream(content_type: str) -> bool:
     return content_type.startswith("text/event-stream")
 
 
-@cache
-def _classes(lib: str) -> dict[str, type]:
-    """Build the four transport classes for ``httpx`` or ``httpx2`` (same API, different modules)."""
-    mod = _module(lib)
+# --- the transports: module-level classes, made concrete for httpx and httpx2 by `_Lib` --------------
 
-    class RecordingStream(mod.SyncByteStream):  # type: ignore[name-defined,misc]
-        def __init__(self, response: Any, recorder: _EventRecorder) -> None:
-            self._response = response
-            self._recorder = recorder
 
-        def __iter__(self) -> Iterator[bytes]:
-            for chunk in self._response.iter_bytes():
-                self._recorder.feed(chunk)
-                yield chunk
-            self._recorder.complete = True
+class _ReplayStream:
+    """Recorded SSE events, handed to the SDK one event per chunk."""
 
-        def close(self) -> None:
-            try:
-                self._response.close()
-            finally:
-                self._recorder.close()
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
 
-    class AsyncRecordingStream(mod.AsyncByteStream):  # type: ignore[name-defined,misc]
-        def __init__(self, response: Any, recorder: _EventRecorder) -> None:
-            self._response = response
-            self._recorder = recorder
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._chunks)  # no generator frame to resume for each event
 
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for chunk in self._response.aiter_bytes():
-                self._recorder.feed(chunk)
-                yield chunk
-            self._recorder.complete = True
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            yield chunk
 
-        async def aclose(self) -> None:
-            try:
-                await self._response.aclose()
-            finally:
-                self._recorder.close()
 
-    class ReplayStream(mod.SyncByteStream, mod.AsyncByteStream):  # type: ignore[name-defined,misc]
-        """Recorded SSE events, handed to the SDK one event per chunk."""
+class _RecordingStream:
+    """A live event stream read by the caller and recorded event by event as it passes."""
 
-        def __init__(self, chunks: list[bytes]) -> None:
-            self._chunks = chunks
+    def __init__(self, response: Any, recorder: _EventRecorder) -> None:
+        self._response = response
+        self._recorder = recorder
 
-        def __iter__(self) -> Iterator[bytes]:
-            return iter(self._chunks)  # no generator frame to resume for each event
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._response.iter_bytes():
+            self._recorder.feed(chunk)
+            yield chunk
+        self._recorder.complete = True
 
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            for chunk in self._chunks:
-                yield chunk
-
-    def replayed(
-        record: dict[str, Any], request: Any, raw: HttpRequest, where: Any = None, seq: Any = None
-    ) -> Any:
+    def close(self) -> None:
         try:
-            # anthropic retries after any wait it is told; openai gives up past two minutes
-            status, headers, chunks, body = replay_parts(record, request=raw)
-            if chunks is not None:
-                return mod.Response(status, headers=headers, stream=ReplayStream(chunks), request=request)
-            # as a network transport hands it over: a stream the client reads, with its length;
-            # ``content=`` would read it through the decoders here and let the client read it again
-            headers.append(("Content-Length", str(len(body))))
-            return mod.Response(status, headers=headers, stream=mod.ByteStream(body), request=request)
-        except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
-            # an edited or corrupted record must fail as a cassette error, never as a stray TypeError
-            where = where.absolute() if hasattr(where, "absolute") else where
-            raise CassetteShapeError(
-                f"cassette {where}: recorded response #{seq} cannot be replayed "
-                f"({type(exc).__name__}: {exc}). Restore the cassette from git or re-record it.",
-                path=where,
-            ) from None
+            self._response.close()
+        finally:
+            self._recorder.close()
 
-    def start(session: Session, request: Any, body: bytes) -> tuple[Any, Slot | None]:
+
+class _AsyncRecordingStream:
+    """The async twin of `_RecordingStream`."""
+
+    def __init__(self, response: Any, recorder: _EventRecorder) -> None:
+        self._response = response
+        self._recorder = recorder
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._response.aiter_bytes():
+            self._recorder.feed(chunk)
+            yield chunk
+        self._recorder.complete = True
+
+    async def aclose(self) -> None:
+        try:
+            await self._response.aclose()
+        finally:
+            self._recorder.close()
+
+
+def _shape_error(exc: Exception, where: Any, seq: Any) -> CassetteShapeError:
+    # an edited or corrupted record must fail as a cassette error, never as a stray TypeError
+    where = where.absolute() if hasattr(where, "absolute") else where
+    return CassetteShapeError(
+        f"cassette {where}: recorded response #{seq} cannot be replayed "
+        f"({type(exc).__name__}: {exc}). Restore the cassette from git or re-record it.",
+        path=where,
+    )
+
+
+def _live_headers(response: Any) -> list[tuple[str, str]]:
+    return [
+        (k, v)
+        for k, v in response.headers.multi_items()
+        if k.lower() not in ("content-encoding", "content-length")
+    ]
+
+
+class _Seam:
+    """What the sync and async transports share: serving a call from the session, or relaying
+    the live response while recording it. ``lib`` is the library the concrete class is built on."""
+
+    lib: _Lib
+
+    def __init__(
+        self,
+        wrapped: Any = None,
+        *,
+        session: Session | None = None,
+        owns_wrapped: bool = True,
+        keepalive: Any = None,
+    ) -> None:
+        self._wrapped = wrapped if wrapped is not None else self._default_wrapped()
+        self._session = session
+        self._owns = owns_wrapped if wrapped is not None else True
+        # the client that owns ``wrapped``: SDK clients close their transport when collected
+        self._keepalive = keepalive
+
+    def _default_wrapped(self) -> Any:
+        raise NotImplementedError
+
+    def _start(self, session: Session, request: Any, body: bytes) -> tuple[Any, Slot | None]:
+        """Replay: the recorded response and no slot. Record: no response, the call's slot."""
         raw = _WireRequest(request.method, request, body)  # `_raw_request`, one call less per call
         kind, normalized = normalize_http(raw)
         if session.replaying:
             try:
                 served = session.serve(kind, normalized, copy=False)
-                return replayed(served.response, request, raw, session.path, served.seq), None
+                return self._replayed(served.response, request, raw, session.path, served.seq), None
             except CassetteError as error:  # a miss, a missing blob, a record of the wrong shape
                 raise _sdk_proof(error) from None
         return None, session.begin(kind, normalized)
 
-    def live_headers(response: Any) -> list[tuple[str, str]]:
-        return [
-            (k, v)
-            for k, v in response.headers.multi_items()
-            if k.lower() not in ("content-encoding", "content-length")
-        ]
+    def _replayed(self, record: dict[str, Any], request: Any, raw: HttpRequest, where: Any, seq: Any) -> Any:
+        lib = self.lib
+        try:
+            status, headers, chunks, body = replay_parts(record, request=raw)
+            if chunks is not None:
+                return lib.Response(status, headers=headers, stream=lib.ReplayStream(chunks), request=request)
+            # as a network transport hands it over: a stream the client reads, with its length;
+            # ``content=`` would read it through the decoders here and let the client read it again
+            headers.append(("Content-Length", str(len(body))))
+            return lib.Response(status, headers=headers, stream=lib.ByteStream(body), request=request)
+        except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
+            raise _shape_error(exc, where, seq) from None
 
-    def relay_stream(response: Any, request: Any, slot: Slot, stream_cls: type) -> Any:
+    def _relay_stream(self, response: Any, request: Any, slot: Slot, stream_cls: type) -> Any:
         """A live event stream handed on to the caller while it is recorded; ``None`` if not a stream."""
         if not (_is_stream(response.headers.get("content-type", "")) and 200 <= response.status_code < 300):
             return None
         recorder = _EventRecorder(slot, response.status_code, _kept_headers(response.headers))
-        return mod.Response(
+        return self.lib.Response(
             response.status_code,
-            headers=live_headers(response),
+            headers=_live_headers(response),
             stream=stream_cls(response, recorder),
             request=request,
             extensions=response.extensions,
         )
 
-    def relay_body(response: Any, request: Any, slot: Slot, body: bytes) -> Any:
+    def _relay_body(self, response: Any, request: Any, slot: Slot, body: bytes) -> Any:
         """Record a fully read live response and hand the caller an equivalent one."""
         content_type = response.headers.get("content-type", "")
         head = {"status": response.status_code, "headers": _kept_headers(response.headers)}
         slot.finish_later(lambda: {**head, **body_record(content_type, body)})
         # a stream the client reads (and times: ``elapsed``), as the network transport's was
-        return mod.Response(
+        return self.lib.Response(
             response.status_code,
-            headers=[*live_headers(response), ("Content-Length", str(len(body)))],
-            stream=mod.ByteStream(body),
+            headers=[*_live_headers(response), ("Content-Length", str(len(body)))],
+            stream=self.lib.ByteStream(body),
             request=request,
             extensions=response.extensions,
         )
 
-    class Transport(mod.BaseTransport):  # type: ignore[name-defined,misc]
-        """A transport that serves calls from the active cassette or records them."""
 
-        def __init__(
-            self,
-            wrapped: Any = None,
-            *,
-            session: Session | None = None,
-            owns_wrapped: bool = True,
-            keepalive: Any = None,
-        ):
-            self._wrapped = wrapped if wrapped is not None else mod.HTTPTransport()
-            self._session = session
-            self._owns = owns_wrapped if wrapped is not None else True
-            # the client that owns ``wrapped``: SDK clients close their transport when collected
-            self._keepalive = keepalive
+class _SyncSeam(_Seam):
+    """A transport that serves calls from the active cassette or records them."""
 
-        def handle_request(self, request: Any) -> Any:
-            session = self._session or seam_session()
-            if session is None:
-                return self._wrapped.handle_request(request)
-            replay, slot = start(session, request, request.read())
-            if slot is None:
-                return replay
-            try:
-                response = self._wrapped.handle_request(request)
-            except BaseException:
-                slot.cancel()
-                raise
-            streamed = relay_stream(response, request, slot, RecordingStream)
-            if streamed is not None:
-                return streamed
-            try:
-                body = response.read()
-            finally:
-                response.close()
-            return relay_body(response, request, slot, body)
+    def _default_wrapped(self) -> Any:
+        return self.lib.HTTPTransport()
 
-        def close(self) -> None:
-            if self._owns:
-                self._wrapped.close()
+    def handle_request(self, request: Any) -> Any:
+        session = self._session or seam_session()
+        if session is None:
+            return self._wrapped.handle_request(request)
+        replay, slot = self._start(session, request, request.read())
+        if slot is None:
+            return replay
+        try:
+            response = self._wrapped.handle_request(request)
+        except BaseException:
+            slot.cancel()
+            raise
+        streamed = self._relay_stream(response, request, slot, self.lib.RecordingStream)
+        if streamed is not None:
+            return streamed
+        try:
+            body = response.read()
+        finally:
+            response.close()
+        return self._relay_body(response, request, slot, body)
 
-    class AsyncTransport(mod.AsyncBaseTransport):  # type: ignore[name-defined,misc]
-        """The async twin of `Transport`."""
+    def close(self) -> None:
+        if self._owns:
+            self._wrapped.close()
 
-        def __init__(
-            self,
-            wrapped: Any = None,
-            *,
-            session: Session | None = None,
-            owns_wrapped: bool = True,
-            keepalive: Any = None,
-        ):
-            self._wrapped = wrapped if wrapped is not None else mod.AsyncHTTPTransport()
-            self._session = session
-            self._owns = owns_wrapped if wrapped is not None else True
-            self._keepalive = keepalive
 
-        async def handle_async_request(self, request: Any) -> Any:
-            session = self._session or seam_session()
-            if session is None:
-                return await self._wrapped.handle_async_request(request)
-            replay, slot = start(session, request, await request.aread())
-            if slot is None:
-                return replay
-            try:
-                response = await self._wrapped.handle_async_request(request)
-            except BaseException:
-                slot.cancel()
-                raise
-            streamed = relay_stream(response, request, slot, AsyncRecordingStream)
-            if streamed is not None:
-                return streamed
-            try:
-                body = await response.aread()
-            finally:
-                await response.aclose()
-            return relay_body(response, request, slot, body)
+class _AsyncSeam(_Seam):
+    """The async twin of `_SyncSeam`."""
 
-        async def aclose(self) -> None:
-            if self._owns:
-                await self._wrapped.aclose()
+    def _default_wrapped(self) -> Any:
+        return self.lib.AsyncHTTPTransport()
 
-    return {"Transport": Transport, "AsyncTransport": AsyncTransport}
+    async def handle_async_request(self, request: Any) -> Any:
+        session = self._session or seam_session()
+        if session is None:
+            return await self._wrapped.handle_async_request(request)
+        replay, slot = self._start(session, request, await request.aread())
+        if slot is None:
+            return replay
+        try:
+            response = await self._wrapped.handle_async_request(request)
+        except BaseException:
+            slot.cancel()
+            raise
+        streamed = self._relay_stream(response, request, slot, self.lib.AsyncRecordingStream)
+        if streamed is not None:
+            return streamed
+        try:
+            body = await response.aread()
+        finally:
+            await response.aclose()
+        return self._relay_body(response, request, slot, body)
+
+    async def aclose(self) -> None:
+        if self._owns:
+            await self._wrapped.aclose()
+
+
+class _Lib:
+    """httpx or httpx2 (same API, different modules) as the seam uses it: the library's classes,
+    and the seam's classes above made concrete on its base classes (httpx checks a response's
+    stream against them, and callers may check a transport)."""
+
+    def __init__(self, name: str) -> None:
+        mod = importlib.import_module(name)
+        self.name = name
+        self.Client, self.AsyncClient = mod.Client, mod.AsyncClient
+        self.Response, self.ByteStream = mod.Response, mod.ByteStream
+        self.HTTPTransport, self.AsyncHTTPTransport = mod.HTTPTransport, mod.AsyncHTTPTransport
+        self.ReplayStream = self._made("ReplayStream", _ReplayStream, mod.SyncByteStream, mod.AsyncByteStream)
+        self.RecordingStream = self._made("RecordingStream", _RecordingStream, mod.SyncByteStream)
+        self.AsyncRecordingStream = self._made(
+            "AsyncRecordingStream", _AsyncRecordingStream, mod.AsyncByteStream
+        )
+        self.Transport = self._made("Transport", _SyncSeam, mod.BaseTransport)
+        self.AsyncTransport = self._made("AsyncTransport", _AsyncSeam, mod.AsyncBaseTransport)
+
+    def _made(self, name: str, *bases: type) -> Any:
+        # ours first, so its methods win over the library's abstract ones
+        return type(
+            name, bases, {"__module__": __name__, "__qualname__": f"{name}[{self.name}]", "lib": self}
+        )
+
+
+@cache
+def _lib(name: str) -> _Lib:
+    return _Lib(name)
 
 
 def transport(lib: str = "httpx2", wrapped: Any = None) -> Any:
@@ -674,12 +614,12 @@ def transport(lib: str = "httpx2", wrapped: Any = None) -> Any:
 
         client = httpx2.Client(transport=cassette.transport())
     """
-    return _classes(lib)["Transport"](wrapped)
+    return _lib(lib).Transport(wrapped)
 
 
 def async_transport(lib: str = "httpx2", wrapped: Any = None) -> Any:
     """The async twin of `transport`."""
-    return _classes(lib)["AsyncTransport"](wrapped)
+    return _lib(lib).AsyncTransport(wrapped)
 
 
 def http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
@@ -690,11 +630,9 @@ def http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
 
     Example::
 
-        client = OpenAI(http_client=cassette.http_client())
+        client = SomeSDK(http_client=cassette.http_client())
     """
-    client = _module(lib).Client(**kwargs)
-    _route(client, lib, is_async=False, owner=None)
-    return client
+    return _rerouted(_lib(lib).Client(**kwargs), owner=None)
 
 
 def async_http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
@@ -702,36 +640,49 @@ def async_http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
 
     Example::
 
-        client = AsyncOpenAI(http_client=cassette.async_http_client())
+        client = SomeAsyncSDK(http_client=cassette.async_http_client())
     """
-    client = _module(lib).AsyncClient(**kwargs)
-    _route(client, lib, is_async=True, owner=None)
-    return client
+    return _rerouted(_lib(lib).AsyncClient(**kwargs), owner=None)
 
 
-def _route(client: Any, lib: str, *, is_async: bool, owner: Any) -> None:
-    """Put the seam in front of each of ``client``'s transports: the default one and every mount
-    (proxies, from arguments or the environment, are mounts). ``client`` must be one we built.
+# --- dependency internals: the only reads, each where no public API offers what is needed ----------
 
-    With ``owner`` (the caller's client whose transports these are), closing ``client`` leaves
-    them open, and ``owner`` is kept alive as long as ``client`` is.
+
+def client_internals(http: Any) -> tuple[Any, dict[str, Any], Any]:
+    """What an httpx/httpx2 client holds with no public accessor: its transport, its mounts
+    (pattern text -> transport, or None for a pattern sent without a proxy) and its
+    ``default_encoding``.
+
+    The one adapter over httpx's private attributes (``_transport``, ``_mounts``,
+    ``_default_encoding``): httpx builds the transports (a connection pool, proxies from
+    arguments or the environment) inside ``Client.__init__`` and offers no way to read them,
+    and a routed copy must reuse them. Only read, never written. Raises
+    `UninstrumentableClientError`, naming the library's version, if a release renames them
+    (``tests/test_transport.py`` checks the installed versions).
     """
-    classes = _classes(lib)
-    cls: Any = classes["AsyncTransport"] if is_async else classes["Transport"]
+    try:
+        mounts = {pattern.pattern: inner for pattern, inner in http._mounts.items()}
+        return http._transport, mounts, http._default_encoding
+    except AttributeError as exc:
+        found = _lib_of(http)
+        name = found[0] if found is not None else type(http).__module__.partition(".")[0]
+        version = getattr(sys.modules.get(name), "__version__", "?")
+        raise UninstrumentableClientError(
+            f"cannot instrument a {type(http).__name__} of {name} {version}: "
+            f"it no longer keeps its transports where cassette reads them ({exc}). Pass "
+            "http_client=cassette.http_client() to the SDK client instead, and report this."
+        ) from None
 
-    def seam(inner: Any) -> Any:
-        if isinstance(inner, cls) and inner._session is None:
-            # already a seam (a client instrumented twice, or built on http_client()): one seam is
-            # enough, two would record every call twice
-            if owner is None:
-                return inner
-            inner = inner._wrapped
-        if owner is None:
-            return cls(inner)
-        return cls(inner, owns_wrapped=False, keepalive=owner)
 
-    client._transport = seam(client._transport)
-    client._mounts = {pattern: None if t is None else seam(t) for pattern, t in client._mounts.items()}
+def sdk_http_client(client: Any) -> Any:
+    """The HTTP client an SDK client sends through, or None when it keeps none we know.
+
+    The one adapter over an SDK's private attribute: SDKs generated by Stainless keep their
+    httpx/httpx2 client as ``_client``, with no public accessor (their public ``copy`` /
+    ``with_options(http_client=...)`` replaces it, which is how the routed copy is made).
+    ``tests/test_transport.py`` checks the installed SDKs' versions.
+    """
+    return getattr(client, "_client", None)
 
 
 def _lib_of(http: Any) -> tuple[str, bool] | None:
@@ -746,8 +697,13 @@ def _lib_of(http: Any) -> tuple[str, bool] | None:
     return None
 
 
-def _rerouted(http: Any) -> Any:
-    """A new HTTP client like ``http`` whose transports go through the seam (``http`` is untouched)."""
+def _rerouted(http: Any, owner: Any) -> Any:
+    """A new HTTP client like ``http`` whose transports (the default one and every mount, proxies
+    included) go through the seam; ``http`` is untouched.
+
+    With ``owner`` (the caller's client whose transports these are), closing the copy leaves
+    them open, and ``owner`` is kept alive as long as the copy is. Without, the copy owns them.
+    """
     found = _lib_of(http)
     if found is None:
         raise UninstrumentableClientError(
@@ -755,9 +711,21 @@ def _rerouted(http: Any) -> Any:
             "http_client=cassette.http_client() (or async_http_client()) to the SDK client instead."
         )
     lib, is_async = found
-    mod = _module(lib)
-    client_cls = mod.AsyncClient if is_async else mod.Client
-    copy = client_cls(
+    classes = _lib(lib)
+    cls: Any = classes.AsyncTransport if is_async else classes.Transport
+
+    def seam(inner: Any) -> Any:
+        if isinstance(inner, cls) and inner._session is None:
+            # already a seam (a client instrumented twice, or built on http_client()): one seam is
+            # enough, two would record every call twice
+            if owner is None:
+                return inner
+            inner = inner._wrapped
+        return cls(inner) if owner is None else cls(inner, owns_wrapped=False, keepalive=owner)
+
+    inner, mounts, encoding = client_internals(http)
+    client_cls = classes.AsyncClient if is_async else classes.Client
+    return client_cls(
         auth=http.auth,
         params=http.params,
         headers=http.headers,
@@ -767,33 +735,32 @@ def _rerouted(http: Any) -> Any:
         max_redirects=http.max_redirects,
         event_hooks=http.event_hooks,
         base_url=http.base_url,
-        trust_env=False,  # the caller's transports and proxy mounts are reused below, not rebuilt
-        transport=http._transport,
-        default_encoding=getattr(http, "_default_encoding", "utf-8"),
+        # with a transport given, no proxy is read from the environment: the mounts below are the
+        # caller's (its proxies among them), reused, not rebuilt
+        trust_env=http.trust_env,
+        transport=seam(inner),
+        mounts={pattern: None if t is None else seam(t) for pattern, t in mounts.items()},
+        default_encoding=encoding,
     )
-    copy._mounts = dict(http._mounts)
-    copy._trust_env = http.trust_env
-    _route(copy, lib, is_async=is_async, owner=http)
-    return copy
 
 
 def instrument(client: Any) -> Any:
-    """A copy of an SDK client (OpenAI, AsyncOpenAI, Azure, Anthropic, …) routed through the seam.
+    """A copy of an SDK client (any built on httpx or httpx2) routed through the seam.
 
     The caller's client is left untouched; with no active cassette the copy
     behaves exactly like the original. Plain httpx/httpx2 clients work too.
 
     Example::
 
-        client = cassette.instrument(OpenAI())
+        client = cassette.instrument(SomeSDK())
     """
     if _lib_of(client) is not None:
-        return _rerouted(client)
-    http = getattr(client, "_client", None)
+        return _rerouted(client, owner=client)
+    http = sdk_http_client(client)
     copy = getattr(client, "copy", None) or getattr(client, "with_options", None)
     if http is None or copy is None or _lib_of(http) is None:
         raise UninstrumentableClientError(
             f"cassette.instrument() does not know how to route {type(client).__name__}; pass "
             "http_client=cassette.http_client() (or async_http_client()) to its constructor instead."
         )
-    return copy(http_client=_rerouted(http))
+    return copy(http_client=_rerouted(http, owner=http))

@@ -4,7 +4,6 @@ deltas hold a secret only together (:func:`redact_stream`)."""
 from __future__ import annotations
 
 import json
-import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from cassette.core import sse
 from cassette.secrets.engine import Engine, Hit, Rules, engine_for, resolve_overlaps
 from cassette.secrets.lists import list_hits
 
@@ -51,9 +51,6 @@ def redact_text(text: str, rules: Rules) -> str:
 
 
 # -- streamed responses: text that arrives in pieces ---------------------------------------------
-
-# a second data line after an SSE event's first (its lines are joined: JSON over several lines)
-_MORE_DATA = re.compile(r"[\r\n]data:")
 
 
 @dataclass(slots=True)
@@ -184,21 +181,10 @@ def _json_layout(doc: Any, body: str) -> tuple[tuple[str, str], bool]:
 
 def _sse_json(event: str) -> tuple[str, dict[str, Any], str, str] | None:
     """An event's text before its one data line's JSON object, the object, its text, and after."""
-    if event.startswith("data:"):
-        start = 5
-    else:  # `event: …` (and `id: …`) lines first
-        start = event.find("\ndata:") + 6
-        if start < 6:
-            return None
-    if event.startswith(" ", start):
-        start += 1
-    end = len(event)
-    for brk in ("\n", "\r"):
-        at = event.find(brk, start, end)
-        if at >= 0:
-            end = at
-    if not event.startswith("{", start) or (end < len(event) and _MORE_DATA.search(event, end)):
+    span = sse.data_span(event)
+    if span is None or not event.startswith("{", span[0]):
         return None  # not JSON, or data over several lines: left as it is
+    start, end = span
     body = event[start:end]
     try:
         doc = orjson.loads(body)

@@ -12,11 +12,13 @@ block is keyed as the bare string it is equivalent to. Headers (``x-api-key``,
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+from cassette.core import retry, sse
 from cassette.core.model import HttpRequest
 from cassette.hookspecs import hookimpl
-from cassette.plugins.providers.wire import json_body, llm_request, sse_fields
+from cassette.plugins.providers.wire import json_body, json_or_text, llm_request, response_tokens, sdk_retries
 
 NOISE = frozenset(
     {"metadata", "diagnostics", "workspace_id", "user_profile_id", "inference_geo", "cache_control"}
@@ -75,5 +77,112 @@ def _plain_text(content: Any) -> Any:
 def cassette_stream_complete(request: dict[str, Any], events: list[str]) -> bool | None:
     if request.get("provider") != "anthropic":
         return None
-    name, _ = sse_fields(events[-1])
+    name, _ = sse.fields(events[-1])
     return name in ("message_stop", "error")
+
+
+@hookimpl
+def cassette_response_tokens(response: dict[str, Any], request: dict[str, Any] | None) -> int | None:
+    if request is None or request.get("provider") != "anthropic":
+        return None
+    return response_tokens(response, ("message",))  # a stream states usage in message_start's message
+
+
+@hookimpl
+def cassette_volatile_fields(kind: str) -> list[str]:
+    return ["request-id"] if kind != "tool" else []  # the header naming each answer
+
+
+@hookimpl
+def cassette_retry_headers(
+    request: HttpRequest | None, status: int, headers: list[tuple[str, str]], date: str | None
+) -> list[tuple[str, str]] | None:
+    if request is None or request.header("anthropic-version") is None:  # every call of the SDK says it
+        return None
+    # the SDK retries after any wait it is told: every wait is made none
+    return retry.immediate(headers, limit=None, sent=date) if sdk_retries(status) else headers
+
+
+@hookimpl
+def cassette_sdk_errors() -> list[type[BaseException]]:
+    # the SDK wraps any other exception from its HTTP client in a retried APIConnectionError
+    # (a missing blob would be reported as a connection error, then as a miss on the retry)
+    sdk = sys.modules.get("anthropic")  # only an SDK the caller imported: it is what raises
+    error = getattr(sdk, "AnthropicError", None)
+    return [error] if isinstance(error, type) else []
+
+
+# --- what a response answered, for drift review -------------------------------------------------
+
+
+@hookimpl
+def cassette_response_output(
+    kind: str, response: dict[str, Any], request: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    if request is not None and request.get("provider") not in (None, "anthropic"):
+        return None
+    body, events = response.get("json"), response.get("events")
+    if isinstance(body, dict):
+        if body.get("type") == "message" and isinstance(body.get("content"), list):
+            return _message_json(body)
+    elif isinstance(events, list):
+        parsed = sse.parsed(events)
+        first = next((d for _, d in parsed if isinstance(d, dict)), {})
+        if str(first.get("type", "")) in ("message_start", "content_block_start", "ping"):
+            return _message_events(parsed)
+    return None
+
+
+_TOOL_BLOCKS = ("tool_use", "server_tool_use")
+
+
+def _message_json(body: dict[str, Any]) -> dict[str, Any]:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in body.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+        elif block.get("type") in _TOOL_BLOCKS:
+            calls.append({"name": str(block.get("name", "")), "arguments": block.get("input")})
+    stop = body.get("stop_reason")
+    return {"text": "".join(texts), "tool_calls": calls, "finish": stop, "truncated": stop == "max_tokens"}
+
+
+def _message_events(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
+    blocks: dict[int, dict[str, Any]] = {}
+    stop: str | None = None
+    error: str | None = None
+    ended = False
+    for name, data in events:
+        if not isinstance(data, dict):
+            continue
+        kind = data.get("type", name)
+        if kind == "content_block_start":
+            block = dict(data.get("content_block") or {})
+            block["_json"] = ""
+            blocks[int(data.get("index") or 0)] = block
+        elif kind == "content_block_delta":
+            block = blocks.setdefault(int(data.get("index") or 0), {"type": "text", "text": "", "_json": ""})
+            delta = data.get("delta") or {}
+            if delta.get("type") == "text_delta":
+                block["text"] = block.get("text", "") + str(delta.get("text", ""))
+            elif delta.get("type") == "input_json_delta":
+                block["_json"] += str(delta.get("partial_json", ""))
+        elif kind == "message_delta":
+            stop = (data.get("delta") or {}).get("stop_reason") or stop
+        elif kind == "message_stop":
+            ended = True
+        elif kind == "error":
+            err = data.get("error") or {}
+            error = f"{err.get('type', 'error')}: {err.get('message', '')}"
+    content = []
+    for _, block in sorted(blocks.items()):
+        if block.get("type") in _TOOL_BLOCKS and block["_json"]:
+            block["input"] = json_or_text(block["_json"])
+        content.append(block)
+    out = _message_json({"content": content, "stop_reason": stop})
+    out["error"] = error
+    out["truncated"] = out["truncated"] or not ended
+    return out

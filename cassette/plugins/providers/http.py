@@ -17,12 +17,14 @@ Registered like every provider, but runs last so the specific ones win.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from cassette.core import retry
 from cassette.core.model import HttpRequest
 from cassette.hookspecs import hookimpl
-from cassette.plugins.providers.wire import json_body, multipart_parts, query
+from cassette.plugins.providers.wire import json_body, multipart_parts, query, response_tokens, sdk_retries
 
 
 @hookimpl(trylast=True)
@@ -54,3 +56,41 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any]:
             except UnicodeDecodeError:
                 out["sha256"] = hashlib.sha256(request.body).hexdigest()
     return out
+
+
+@hookimpl(trylast=True)
+def cassette_fallback_match(kind: str, request: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+    """An SDK's call keyed by its path (``"url": "/v1/models"``) answered by the recording an
+    earlier release made of it under its whole URL (``"https://api.example.com/v1/models"``, no
+    ``sdk``): the first unserved one that differs in that only."""
+    url = request.get("url")
+    if kind != "http" or not isinstance(url, str) or not url.startswith("/"):
+        return None
+    rest = {k: v for k, v in request.items() if k != "sdk"}  # not in such a recording either
+
+    def hosted(recorded: dict[str, Any]) -> bool:
+        whole = recorded.get("url")
+        if not isinstance(whole, str) or not urlsplit(whole).netloc:
+            return False
+        return (urlsplit(whole).path or "/") == url and {**recorded, "url": url} == rest
+
+    return hosted
+
+
+@hookimpl(trylast=True)
+def cassette_response_tokens(response: dict[str, Any], request: dict[str, Any] | None) -> int:
+    # any API: a `usage` object in the JSON body, or in a stream's events (or in an object one of
+    # them holds, as `{"message": {"usage": …}}`)
+    return response_tokens(response, ("message", "response"))
+
+
+# seconds: a client we do not know may give up on a longer wait (Stainless-generated SDKs do):
+# such a wait is left as recorded, so the decision to retry stays the recorded one
+_MAX_WAIT = 120.0
+
+
+@hookimpl(trylast=True)
+def cassette_retry_headers(
+    request: HttpRequest | None, status: int, headers: list[tuple[str, str]], date: str | None
+) -> list[tuple[str, str]]:
+    return retry.immediate(headers, limit=_MAX_WAIT, sent=date) if sdk_retries(status) else headers

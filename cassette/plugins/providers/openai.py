@@ -10,15 +10,24 @@ user-agent, ``x-stainless-*``, idempotency keys) and the host never enter it.
 from __future__ import annotations
 
 import re
+import sys
 import urllib.parse
 from functools import lru_cache
 from typing import Any
 
 import orjson
 
+from cassette.core import retry, sse
 from cassette.core.model import HttpRequest
 from cassette.hookspecs import hookimpl
-from cassette.plugins.providers.wire import form_fields, llm_request, multipart_parts, sse_fields
+from cassette.plugins.providers.wire import (
+    form_fields,
+    json_or_text,
+    llm_request,
+    multipart_parts,
+    response_tokens,
+    sdk_retries,
+)
 
 NOISE = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier", "store"})
 
@@ -87,5 +96,189 @@ _FINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.in
 def cassette_stream_complete(request: dict[str, Any], events: list[str]) -> bool | None:
     if request.get("provider") != "openai":
         return None
-    name, data = sse_fields(events[-1])
+    name, data = sse.fields(events[-1])
     return data == "[DONE]" or name in _FINAL_EVENTS
+
+
+@hookimpl
+def cassette_response_tokens(response: dict[str, Any], request: dict[str, Any] | None) -> int | None:
+    if request is None or request.get("provider") != "openai":
+        return None
+    return response_tokens(response, ("response",))  # a Responses stream's usage is its final response's
+
+
+# Volatile in every OpenAI answer: its processing time, the backend's fingerprint, the tier that
+# served it, token log-probabilities, a Responses stream's event numbers, and call ids.
+_VOLATILE = [
+    "openai-processing-ms",
+    "system_fingerprint",
+    "service_tier",
+    "logprobs",
+    "sequence_number",
+    "call_id",
+    "tool_call_id",
+]
+
+
+@hookimpl
+def cassette_volatile_fields(kind: str) -> list[str]:
+    return _VOLATILE if kind != "tool" else []
+
+
+# seconds: the SDK retries after at most this, and gives up on a longer wait (MAX_RETRY_AFTER_DELAY)
+_MAX_WAIT = 120.0
+
+
+def _sent_by_sdk(request: HttpRequest) -> bool:
+    """A request this SDK sent (``OpenAI/Python 3.1``, ``AsyncAzureOpenAI/…``), or one to an OpenAI route."""
+    if request.header("anthropic-version") is not None:
+        return False
+    agent = (request.header("user-agent") or "").partition("/")[0].removeprefix("Async")
+    return agent in ("OpenAI", "AzureOpenAI") or _route(request.path) is not None
+
+
+@hookimpl
+def cassette_retry_headers(
+    request: HttpRequest | None, status: int, headers: list[tuple[str, str]], date: str | None
+) -> list[tuple[str, str]] | None:
+    if request is None or not _sent_by_sdk(request):
+        return None
+    return retry.immediate(headers, limit=_MAX_WAIT, sent=date) if sdk_retries(status) else headers
+
+
+@hookimpl
+def cassette_sdk_errors() -> list[type[BaseException]]:
+    sdk = sys.modules.get("openai")  # only an SDK the caller imported: it is what raises
+    error = getattr(sdk, "OpenAIError", None)
+    return [error] if isinstance(error, type) else []
+
+
+# --- what a response answered, for drift review -------------------------------------------------
+
+
+@hookimpl
+def cassette_response_output(
+    kind: str, response: dict[str, Any], request: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    if request is not None and request.get("provider") not in (None, "openai"):
+        return None
+    body, events = response.get("json"), response.get("events")
+    if isinstance(body, dict):
+        if isinstance(body.get("choices"), list):
+            return _chat_json(body)
+        if body.get("object") == "response" or (isinstance(body.get("output"), list) and "status" in body):
+            return _responses_json(body)
+    elif isinstance(events, list):
+        parsed = sse.parsed(events)
+        first = next((d for _, d in parsed if isinstance(d, dict)), {})
+        if first.get("object") == "chat.completion.chunk" or "choices" in first:
+            return _chat_events(parsed)
+        if str(first.get("type", "")).startswith("response."):
+            return _responses_events(parsed)
+    return None
+
+
+def _chat_json(body: dict[str, Any]) -> dict[str, Any]:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    finish: str | None = None
+    for choice in body.get("choices") or []:
+        if not isinstance(choice, dict):
+            continue
+        message = choice.get("message") or {}
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+        if isinstance(message.get("refusal"), str):
+            texts.append(message["refusal"])
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            calls.append(
+                {"name": str(fn.get("name", "")), "arguments": json_or_text(fn.get("arguments", ""))}
+            )
+        finish = finish or choice.get("finish_reason")
+    text = "\n".join(t for t in texts if t)
+    return {"text": text, "tool_calls": calls, "finish": finish, "truncated": finish == "length"}
+
+
+def _chat_events(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
+    texts: dict[int, list[str]] = {}
+    calls: dict[tuple[int, int], dict[str, Any]] = {}
+    finish: str | None = None
+    for _, chunk in events:
+        if not isinstance(chunk, dict):
+            continue
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict):
+                continue
+            index = int(choice.get("index") or 0)
+            delta = choice.get("delta") or {}
+            for key in ("content", "refusal"):
+                if isinstance(delta.get(key), str):
+                    texts.setdefault(index, []).append(delta[key])
+            for call in delta.get("tool_calls") or []:
+                slot = calls.setdefault((index, int(call.get("index") or 0)), {"name": "", "arguments": ""})
+                fn = call.get("function") or {}
+                slot["name"] += fn.get("name") or ""
+                slot["arguments"] += fn.get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    text = "\n".join("".join(texts[i]) for i in sorted(texts))
+    tool_calls = [
+        {"name": c["name"], "arguments": json_or_text(c["arguments"])} for _, c in sorted(calls.items())
+    ]
+    return {"text": text, "tool_calls": tool_calls, "finish": finish, "truncated": finish == "length"}
+
+
+def _responses_json(body: dict[str, Any]) -> dict[str, Any]:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for item in body.get("output") or []:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "message":
+            for part in item.get("content") or []:
+                value = part.get("text") or part.get("refusal") if isinstance(part, dict) else None
+                if isinstance(value, str):
+                    texts.append(value)
+        elif kind in ("function_call", "custom_tool_call"):
+            arguments = json_or_text(item.get("arguments", item.get("input")))
+            calls.append({"name": str(item.get("name", "")), "arguments": arguments})
+        elif isinstance(kind, str) and kind.endswith("_call"):  # built-in tools: web_search_call, …
+            calls.append({"name": kind, "arguments": json_or_text(item.get("action") or {})})
+    status = body.get("status")
+    details = body.get("incomplete_details") or {}
+    reason = details.get("reason") if isinstance(details, dict) else None
+    out = {"text": "".join(texts), "tool_calls": calls, "finish": reason or status}
+    out["truncated"] = status == "incomplete"
+    if status == "failed" and isinstance(body.get("error"), dict):
+        out["error"] = f"{body['error'].get('code', 'failed')}: {body['error'].get('message', '')}"
+    return out
+
+
+def _responses_events(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
+    final: dict[str, Any] | None = None
+    items: list[Any] = []
+    texts: list[str] = []
+    for name, data in events:
+        if not isinstance(data, dict):
+            continue
+        kind = data.get("type", name)
+        if kind in ("response.completed", "response.incomplete", "response.failed") and isinstance(
+            data.get("response"), dict
+        ):
+            final = data["response"]
+        elif kind == "response.output_item.done":
+            items.append(data.get("item"))
+        elif kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
+            texts.append(data["delta"])
+    if final is not None and final.get("output"):
+        return _responses_json(final)
+    out = _responses_json({"output": items, "status": (final or {}).get("status")})
+    if not out["text"] and texts:
+        out["text"] = "".join(texts)
+    if final is None:
+        out["truncated"] = True  # the stream ended before its last event
+    return out

@@ -1,4 +1,4 @@
-"""Shared parsing for provider plugins: the JSON body and the URL of a request."""
+"""Shared parsing for provider plugins: a request's JSON body, form parts and URL; a response's usage."""
 
 from __future__ import annotations
 
@@ -127,20 +127,90 @@ def llm_request(provider: str, endpoint: str, body: dict[str, Any], noise: froze
     return out
 
 
-def sse_fields(event: str) -> tuple[str | None, str]:
-    """The ``event:`` name (or ``None``) and the joined ``data:`` lines of one SSE event.
+def json_or_text(text: Any) -> Any:
+    """``text`` parsed as JSON (tool-call arguments, a structured answer), else as it is."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def _count(value: Any) -> bool:
+    # a recorded file may say anything: only a plausible token count is added to the run's total
+    return type(value) is int and 0 <= value < 2**40
+
+
+def usage_tokens(usage: Any) -> int:
+    """The tokens a ``usage`` object states: its ``total_tokens``, else ``input_tokens + output_tokens``.
 
     Example::
 
-        sse_fields("event: message_stop\\ndata: {}") == ("message_stop", "{}")
+        usage_tokens({"input_tokens": 20, "output_tokens": 5}) == 25
     """
-    name: str | None = None
-    data: list[str] = []
-    for line in event.splitlines():
-        field, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if field == "event":
-            name = value
-        elif field == "data":
-            data.append(value)
-    return name, "\n".join(data)
+    if not isinstance(usage, dict):
+        return 0
+    total: Any = usage.get("total_tokens")
+    if _count(total):
+        return int(total)
+    return sum(v for k, v in usage.items() if k in ("input_tokens", "output_tokens") and _count(v))
+
+
+def stream_usage(events: Any, inner: tuple[str, ...] = ()) -> int:
+    """The largest usage any event of a stream states: in its data's ``usage``, or in the ``usage``
+    of one of its ``inner`` objects (``("response",)`` for ``{"response": {"usage": …}}``).
+
+    Example::
+
+        stream_usage(['data: {"usage": {"total_tokens": 9}}', "data: [DONE]"]) == 9
+    """
+    if not isinstance(events, list):
+        return 0
+    try:
+        if "usage" not in "".join(events):  # at C speed: most streams never mention usage
+            return 0
+    except TypeError:  # an event that is not text: the loop below passes over it
+        pass
+    best = 0
+    for event in events:
+        if not isinstance(event, str) or "usage" not in event:
+            continue
+        if event.count("usage") == 1 and ('"usage": null' in event or '"usage":null' in event):
+            continue  # a stream asked to include usage puts a null usage in every chunk
+        for line in event.splitlines():
+            if not line.startswith("data:"):
+                continue
+            try:
+                data = orjson.loads(line[5:].strip())
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(data, dict):
+                found = [data.get("usage")] + [
+                    data[k].get("usage") for k in inner if isinstance(data.get(k), dict)
+                ]
+                best = max([best, *map(usage_tokens, found)])
+    return best
+
+
+def response_tokens(response: dict[str, Any], inner: tuple[str, ...] = ()) -> int:
+    """The tokens a recorded response states: a JSON body's ``usage``, else its stream's (`stream_usage`)."""
+    body = response.get("json")
+    if isinstance(body, dict):
+        usage = body.get("usage")
+        if not isinstance(usage, dict):
+            return 0
+        total = usage.get("total_tokens")  # `usage_tokens`'s first answer, read here for every call
+        if type(total) is int and 0 <= total < 2**40:
+            return total
+        return usage_tokens(usage)
+    return stream_usage(response.get("events"), inner)
+
+
+# The statuses a Stainless-generated SDK retries (and every 5xx), after the wait it is told.
+_RETRIED = frozenset({408, 409, 429})
+
+
+def sdk_retries(status: int) -> bool:
+    """Whether a Stainless-generated SDK retries a response with this status."""
+    return status in _RETRIED or status >= 500

@@ -184,7 +184,7 @@ def test_a_third_party_provider_decides_its_retry_waits_and_its_sdk_errors(acme:
 _CORE = [
     "seam/transport.py",
     "review/drift.py",
-    "review/usage.py",
+    "plugins/manager.py",
     "hookspecs.py",
     "core/sse.py",
     "core/retry.py",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from cassette.review.usage import tokens_of
+from cassette.plugins.manager import tokens_of
 
 
 def _chunk(**fields: object) -> str:

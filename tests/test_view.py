@@ -17,8 +17,8 @@ import pytest
 
 import cassette
 from cassette.cli import main
+from cassette.plugins.manager import tokens_of
 from cassette.review.drift import compare_cassettes
-from cassette.review.usage import tokens_of
 from cassette.review.view import DriftSide, drift_page, mark_words, run_page
 from cassette.testing.devserver import DevServer
 

@@ -73,7 +73,7 @@ class CassetteDrift:
 
 
 def _tokens(cassette: Cassette | None) -> int:
-    from cassette.review.usage import tokens_of
+    from cassette.plugins.manager import tokens_of
 
     if cassette is None:
         return 0

@@ -44,8 +44,7 @@ from cassette.errors import (
     SemanticBackendError,
     UnknownSemanticBackendError,
 )
-from cassette.plugins.manager import get_plugin_manager
-from cassette.review.usage import tokens_of
+from cassette.plugins.manager import get_plugin_manager, tokens_of
 from cassette.seam.session import Mode, last_session, pending_path, set_rerecord_review
 from cassette.store.cassettes import load_cassette
 

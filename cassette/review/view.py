@@ -34,9 +34,8 @@ from typing import Any
 
 from cassette.core.model import KINDS, Cassette, Interaction
 from cassette.errors import CassetteError
-from cassette.plugins.manager import get_plugin_manager
+from cassette.plugins.manager import get_plugin_manager, tokens_of
 from cassette.review.drift import CATEGORIES, DESCRIPTIONS, DriftItem, extract, pair_interactions
-from cassette.review.usage import tokens_of
 from cassette.secrets import default_rules, redact_text, rules_from_plugins
 
 # A message or answer longer than this (characters or lines) is shown folded, with a button to unfold.

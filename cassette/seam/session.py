@@ -40,7 +40,7 @@ from cassette.errors import (
     NotRegularFileError,
     UnknownModeError,
 )
-from cassette.review.usage import tokens_of
+from cassette.plugins.manager import tokens_of
 from cassette.seam.matching import wildcard_match
 from cassette.seam.redaction import redacted
 from cassette.secrets.placeholders import placeholder_pattern, redacted_key, removed_values, spread_redactions

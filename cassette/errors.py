@@ -117,3 +117,11 @@ class SemanticBackendError(CassetteError):
 
 class UnknownSemanticBackendError(SemanticBackendError, CassetteConfigError):
     """`semantic_match(backend=...)` or `[tool.cassette] semantic_backend` names no installed backend."""
+
+
+class DuplicateKeyError(CorruptCassetteError):
+    """A manifest (or a JSON blob) gives one key twice in an object: which one counts is not defined."""
+
+
+class UnroutedClientError(CassetteError):
+    """While recording, an HTTP client connected out without passing through the cassette seam."""

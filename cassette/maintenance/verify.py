@@ -190,7 +190,9 @@ def verify_manifest(data: bytes, file: str, check: BlobCheck) -> FileReport:
             duplicate = duplicate_key(data_)
             if duplicate is not None:
                 report.problems.append(
-                    Problem(file, str(duplicate_key_error(Path(file), duplicate, f"JSON blob {blob_id}")), where)
+                    Problem(
+                        file, str(duplicate_key_error(Path(file), duplicate, f"JSON blob {blob_id}")), where
+                    )
                 )
                 continue
             parsed[blob_id] = inner
@@ -288,38 +290,41 @@ def _check_replayable(cassette: Cassette, file: str, check: BlobCheck, report: F
                 Problem(file, f"interaction #{inter.seq} cannot be read: {exc}", where + ".response")
             )
             continue
+        what = f"interaction #{inter.seq}"
         if inter.kind in _HTTP_KINDS:
             reason = replay_problem(response)
         else:
-            reason = _tool_problem(response, inter, file, replay_outcome, reader)
+            name, reason = _tool_problem(response, inter, file, replay_outcome, reader)
+            what += f" (tool {name!r})"
         if reason is not None:
             report.problems.append(
                 Problem(
                     file,
-                    f"the recorded response of interaction #{inter.seq} cannot be replayed: {reason}. "
+                    f"the recorded response of {what} cannot be replayed: {reason}. "
                     f"Restore the cassette from git (git checkout -- {file}) or re-record it.",
                     where + ".response",
                 )
             )
 
 
-def _tool_problem(response: Any, inter: Any, file: str, outcome: Any, reader: Any) -> str | None:
-    """Why replay could not rebuild this tool call's recorded result or error, or None."""
+def _tool_problem(response: Any, inter: Any, file: str, outcome: Any, reader: Any) -> tuple[str, str | None]:
+    """The tool's name, and why replay could not rebuild its recorded result or error (or None)."""
     from cassette.git.snapshot import hydrate_with
 
     request = inter.request
     if holds_refs(request):
         request = hydrate_with(request, reader, Path(file))
-    name = request.get("name") if isinstance(request, dict) else None
+    name = str(request.get("name") if isinstance(request, dict) else None)
+    path = Path(file)
     try:
-        outcome(response, str(name), file)
+        outcome(response, name, path)
     except UnimportedTypeError:
-        return None  # the class's module is imported by the code under test, not by verify
+        return name, None  # the class's module is imported by the code under test, not by verify
     except CassetteError as exc:
-        return str(exc).removeprefix(f"cassette {Path(file).absolute()}: ")
+        return name, str(exc).removeprefix(f"cassette {path.absolute()}: ").rstrip(".")
     except RecursionError:
-        return "a recorded value nests too deeply to rebuild"
-    return None
+        return name, "a recorded value nests too deeply to rebuild"
+    return name, None
 
 
 class _Reported(Exception):

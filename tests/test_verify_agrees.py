@@ -157,7 +157,7 @@ def test_a_truncated_cassette_in_the_cassette_dir_fails_verify_with_no_arguments
     broken.write_bytes(b'{"broken')
     Path("tests/cassettes/x/fixture.json").write_text('{"not": "a cassette"}')  # other JSON: not one
     assert main(["verify"]) == 1
-    out, err = capsys.readouterr()
+    _, err = capsys.readouterr()
     assert "FAILED  tests/cassettes/x/test_y.json" in err and "truncated" in err
     assert "fixture.json" not in err and "verified 2 cassette(s)" in err
     gzipped = Path("tests/cassettes/x/test_z.json")  # a damaged compressed one, too
@@ -170,7 +170,6 @@ def test_a_truncated_cassette_in_the_cassette_dir_fails_verify_with_no_arguments
 def test_a_text_blob_that_is_not_text_fails_verify_as_it_fails_replay(
     recorded: tuple[OpenAI, dict[Path, bytes]],
 ) -> None:
-    client, _ = recorded
     gz = BlobStore(STORE).put(gzip.compress(b"charged twice " * 60))  # hashes to its name: no tampering
 
     def point_at_gzip(doc: dict[str, Any]) -> None:

@@ -473,7 +473,7 @@ def cassette_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 
 def _other_json(data: bytes) -> bool:
-    """Whether ``data`` parses as JSON that is no cassette (a fixture: no ``version``, no ``interactions``)."""
+    """Whether ``data`` parses as JSON that is no cassette (a fixture with no `version` or `interactions`)."""
     try:
         doc = loads(data)  # a compressed file is expanded (and a damaged one raises)
     except (ValueError, RecursionError):

@@ -20,7 +20,11 @@ def using(path: str | Path, mode: str | Mode | None = None, **options: Any) -> S
 
     Options: ``store``, ``check_order`` (``"warn"``/``"error"``/``"off"``),
     ``unused`` (same values), ``blob_threshold``, ``compress`` (write the cassette
-    gzip-compressed; default ``[tool.cassette] compress``).
+    gzip-compressed; default ``[tool.cassette] compress``), ``network_guard``: while
+    replaying, a connection from the block's context (and from threads that carry no
+    context) that does not go through the seam raises `NetworkBlockedError` before any
+    DNS query, naming the client; loopback and ``[tool.cassette] allow_hosts`` pass.
+    Default ``[tool.cassette] network_guard`` (on); ``network_guard=False`` turns it off.
 
     Example::
 
@@ -28,6 +32,7 @@ def using(path: str | Path, mode: str | Mode | None = None, **options: Any) -> S
             agent.run("My card was charged twice")
         print(session.stats())
     """
+    options.setdefault("network_guard", None)  # None: as [tool.cassette] network_guard says
     return Session(_checked_path(path, "cassette.using"), mode, **options)
 
 
@@ -63,6 +68,7 @@ def use(path: str | Path, mode: str | Mode | None = None, **options: Any) -> Cal
             assert "refund" in agent.run("My card was charged twice")
     """
     path = _checked_path(path, "cassette.use")
+    options.setdefault("network_guard", None)  # as `using`: replay guards the block's context
     Session(path, mode, **options)  # validate mode and options now
 
     def decorate(fn: F) -> F:

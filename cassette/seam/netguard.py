@@ -28,6 +28,7 @@ import socket
 import sys
 import sysconfig
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
@@ -157,9 +158,15 @@ def _check(event: str, args: tuple[Any, ...]) -> None:
             _remember_addresses(policy, host)
         return
     error = _blocked_error(host, port, event, what or policy.reason, sys._getframe(2))
-    if what is not None:  # the replay guard: kept so the test fails even if the error is swallowed
+    if what is not None and policy is _replay_policy:  # kept so the test fails even if it is swallowed
         with _lock:
             _blocked.append(error)
+    elif what is not None:  # a block's own guard: the block fails on it when it ends, if swallowed
+        from cassette.seam.session import current_session
+
+        session = current_session()
+        if session is not None:
+            session.blocked.append(error)
     raise error
 
 
@@ -173,7 +180,7 @@ def _active_policy() -> tuple[NetworkPolicy | None, str | None]:
     session = _current.get()
     if session is None:  # a thread without the session's context: any active replay counts
         session = next((s for s in list(_active) if s.replaying), None)
-    if session is None or not session.replaying:
+    if session is None or not session.replaying or session.network_guard is False:
         return None, None
     if _replay_policy is not None:  # the run's (pytest)
         return _replay_policy, f"replaying cassette {session.path}"
@@ -366,7 +373,12 @@ def _awaiting_client(caller: str | None) -> tuple[list[str], str | None]:
         for task in tasks:
             if task is current:
                 continue
-            frames = _awaiting_frames(task.get_coro())
+            coro = task.get_coro()
+            for _ in range(100):  # a look-up handed to a worker thread can start before its task yields
+                if current is not None or not getattr(coro, "cr_running", False):
+                    break
+                time.sleep(0.001)  # (a message's detail, waited for at most 0.1 s, only when blocking)
+            frames = _awaiting_frames(coro)
             modules = [str(f.f_globals.get("__name__", "")) for f in frames]
             if not any(m.startswith(("anyio._core._sockets", "asyncio.base_events")) for m in modules):
                 continue

@@ -344,18 +344,20 @@ class Session:
         compress: bool | None = None,
         config: Config | None = None,
         shared: tuple[str, frozenset[str]] | None = None,
-        network_guard: bool | None = False,
+        network_guard: bool | None = None,
     ) -> None:
         self.config = config or load_config()
-        # replay: block connections from this block's context (None: as [tool.cassette] network_guard)
+        # replay: True blocks connections from this block's context itself; False lets them through
+        # (the pytest run's guard too); None leaves it to the run's guard, if one is set
         if network_guard is not None and not isinstance(network_guard, bool):
             raise CassetteConfigError(
                 f"network_guard must be True, False or None, got {network_guard!r:.80}."
             )
-        self.network_guard = self.config.network_guard if network_guard is None else network_guard
+        self.network_guard = network_guard
         self.guard: netguard.NetworkPolicy | None = None  # replay: this block's own policy, while it runs
         self.watch_policy: netguard.NetworkPolicy | None = None  # recording: the hosts not counted
         self.unrouted: list[netguard.UnroutedConnection] = []  # recording: clients that bypassed the seam
+        self.blocked: list[netguard.NetworkBlockedError] = []  # replay: connections its own guard refused
         # (this test's id, the ids of every test sharing the cassette): a recording then replaces
         # only this test's calls in the file, tagging each with `test`, and keeps the others'
         self.shared = shared
@@ -867,6 +869,8 @@ class Session:
         if self.misses and not isinstance(exc, CassetteMiss):
             # the agent swallowed the miss, or an SDK wrapped it: the block still fails on it
             raise self.misses[0] from exc
+        if self.blocked and not isinstance(exc, netguard.NetworkBlockedError):
+            raise self.blocked[0] from exc  # swallowed (or wrapped by an SDK): the block fails on it
         if exc is not None:
             return
         if self.check_order != "off":

@@ -144,7 +144,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 def _check(event: str, args: tuple[Any, ...]) -> None:
-    policy, what = _active_policy()
+    policy, what, owner = _active_policy()
     if policy is None:
         if _watching and event == "socket.connect":
             _observe(args, sys._getframe(2))
@@ -158,35 +158,34 @@ def _check(event: str, args: tuple[Any, ...]) -> None:
             _remember_addresses(policy, host)
         return
     error = _blocked_error(host, port, event, what or policy.reason, sys._getframe(2))
-    if what is not None and policy is _replay_policy:  # kept so the test fails even if it is swallowed
+    if owner is not None:  # a block guarding itself: it fails on the error when it ends, if swallowed
+        owner.blocked.append(error)
+    elif what is not None:  # the run's guard: kept so the test fails even if the error is swallowed
         with _lock:
             _blocked.append(error)
-    elif what is not None:  # a block's own guard: the block fails on it when it ends, if swallowed
-        from cassette.seam.session import current_session
-
-        session = current_session()
-        if session is not None:
-            session.blocked.append(error)
     raise error
 
 
-def _active_policy() -> tuple[NetworkPolicy | None, str | None]:
+def _active_policy() -> tuple[NetworkPolicy | None, str | None, Any]:
+    """The policy in force here, the reason a refusal gives, and the replaying session guarding
+    itself (`cassette.using`), to which a refusal belongs, if one does."""
     if _explicit:
-        return _explicit[-1], None
+        return _explicit[-1], None, None
     if _replay_policy is None and not _watching:
-        return None, None
+        return None, None, None
     from cassette.seam.session import _active, _current
 
     session = _current.get()
     if session is None:  # a thread without the session's context: any active replay counts
         session = next((s for s in list(_active) if s.replaying), None)
     if session is None or not session.replaying or session.network_guard is False:
-        return None, None
-    if _replay_policy is not None:  # the run's (pytest)
-        return _replay_policy, f"replaying cassette {session.path}"
+        return None, None, None
+    owner = session if session.guard is not None else None
+    if _replay_policy is not None:  # the run's (pytest): its allowed hosts and switches
+        return _replay_policy, f"replaying cassette {session.path}", owner
     if session.guard is None:
-        return None, None
-    return session.guard, session.guard.reason  # the block's own
+        return None, None, None
+    return session.guard, session.guard.reason, owner  # the block's own
 
 
 @dataclass(frozen=True)
@@ -408,8 +407,16 @@ def _event_loops() -> list[Any]:
 
 def _awaiting_frames(coro: Any) -> list[FrameType]:
     """The frames of a suspended coroutine and of everything it awaits, oldest first."""
+    import gc
+    import inspect
+
     frames: list[FrameType] = []
     while coro is not None and len(frames) < 500:
+        if not (inspect.iscoroutine(coro) or inspect.isgenerator(coro) or inspect.isasyncgen(coro)):
+            # what a coroutine's __await__ returns (an SDK's awaitable paginator): its coroutine
+            inner = [r for r in gc.get_referents(coro) if inspect.iscoroutine(r) or inspect.isgenerator(r)]
+            coro = inner[0] if inner else None
+            continue
         frame = (
             getattr(coro, "cr_frame", None)
             or getattr(coro, "gi_frame", None)

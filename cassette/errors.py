@@ -206,3 +206,11 @@ class UnknownCodecTagError(UnrebuildableValueError):
 class RecordedControlFlowError(CassetteShapeError):
     """A cassette says a tool raised control flow (`unittest.SkipTest`, pytest's skip/fail/xfail,
     `SystemExit`, `KeyboardInterrupt`, ...), which is never recorded: the cassette was edited."""
+
+
+class DuplicateKeyError(CorruptCassetteError):
+    """A manifest (or a JSON blob) gives one key twice in an object: which one counts is not defined."""
+
+
+class UnroutedClientError(CassetteError):
+    """While recording, an HTTP client connected out without passing through the cassette seam."""

@@ -1098,9 +1098,11 @@ def test_4_7_cli_show_ls_verify_gc_accept_with_documented_exit_codes(
     assert cmd("accept", "--dry-run").returncode == 0 and (root / "a.pending.json").exists()
     assert cmd("accept", str(root / "a.json")).returncode == 0
     assert not (root / "a.pending.json").exists()
-    dry = cmd("gc")
+    dry = cmd("gc")  # the old a.json's system-prompt blob is kept for the grace period
+    assert dry.returncode == 0 and "unreferenced blob(s) modified in the last 10m" in dry.stdout
+    dry = cmd("gc", "--grace", "0")
     assert dry.returncode == 0 and "would remove" in dry.stdout  # the old a.json's system-prompt blob
-    assert cmd("gc", "--apply").returncode == 0 and "nothing to remove" in cmd("gc").stdout
+    assert cmd("gc", "--apply", "--grace", "0").returncode == 0 and "nothing to remove" in cmd("gc").stdout
     blob = next(p for p in (root / ".blobs").rglob("*") if p.is_file())
     blob.write_bytes(blob.read_bytes() + b"tampered")
     bad = cli("verify")

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,8 @@ def test_gc_is_a_dry_run_until_apply(triage: Path, capsys: pytest.CaptureFixture
     stale.write_bytes(b"half a blob")
     live = triage.parent / f".triage.json.{os.getpid()}.89abcdef.tmp"  # a writer still running
     live.write_bytes(b"{")
+    then = time.time() - 86400  # a day old: gc keeps unreferenced blobs younger than its grace period
+    os.utime(orphan, (then, then))
     before = sorted(p for p in STORE.rglob("*") if p.is_file())
 
     code, out, _ = run_cli(capsys, "gc")

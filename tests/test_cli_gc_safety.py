@@ -7,6 +7,8 @@ real OpenAI SDK against the local dev server, then cleaned with the real command
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,13 @@ def files(store: Path) -> list[Path]:
     return sorted(p for p in store.rglob("*") if p.is_file())
 
 
+def age_blobs(store: Path) -> None:
+    """Make every blob a day old: gc keeps unreferenced blobs younger than its grace period."""
+    then = time.time() - 86400
+    for p in files(store):
+        os.utime(p, (then, then))
+
+
 @pytest.fixture
 def two_dirs(devserver: DevServer) -> dict[Path, tuple[str, str]]:
     """Two agent runs in two sub-directories of the cassette dir, sharing tests/cassettes/.blobs."""
@@ -59,10 +68,11 @@ def two_dirs(devserver: DevServer) -> dict[Path, tuple[str, str]]:
 def test_gc_of_a_sub_directory_keeps_the_blobs_other_cassettes_use(
     two_dirs: dict[Path, tuple[str, str]], devserver: DevServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # the hazard: counted from tests/cassettes/a alone, the blobs only b/y.json uses look unreferenced
-    assert plan_gc(A.parent, STORE).blobs
     store = BlobStore(STORE)
     orphan = store.path_for(store.put(b"a prompt no cassette uses any more " * 20))
+    age_blobs(STORE)
+    # the hazard: counted from tests/cassettes/a alone, the blobs only b/y.json uses look unreferenced
+    assert plan_gc(A.parent, STORE).blobs
     before = files(STORE)
 
     code, out, _ = run_cli(capsys, "gc", str(A.parent))
@@ -88,6 +98,7 @@ def test_gc_refuses_while_a_cassette_sharing_the_store_is_unreadable(
     two_dirs: dict[Path, tuple[str, str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     B.write_text('{"version": 1, "interactions": [')  # truncated: its references are unknown
+    age_blobs(STORE)
     before = files(STORE)
     code, out, err = run_cli(capsys, "gc", str(A.parent), "--apply")
     assert code == 2 and out == ""
@@ -108,6 +119,7 @@ def test_a_configured_store_counts_cassettes_anywhere_in_the_project(
     Path("package.json").write_text('{"name": "app"}')
     Path("evals/fixtures").mkdir()
     Path("evals/fixtures/broken.json").write_text("{not json")
+    age_blobs(Path("blobs"))
     assert plan_gc(inside.parent, Path("blobs")).blobs  # what the cassette dir alone would drop
     before = files(Path("blobs"))
 

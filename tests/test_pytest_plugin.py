@@ -16,7 +16,7 @@ import openai
 import pytest
 
 import cassette
-from cassette.errors import NetworkBlockedError
+from cassette.errors import NetworkBlockedError, UnroutedClientError
 from cassette.pytest_plugin import safe_name
 from cassette.seam.netguard import block_network
 from cassette.testing.devserver import DevServer
@@ -822,11 +822,16 @@ def test_recording_no_calls_warns_that_the_client_may_not_be_instrumented(
 ) -> None:
     from openai import OpenAI
 
-    plain = OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0)  # not instrumented
     with pytest.warns(cassette.CassetteWarning, match=r"recorded no calls\. Is the client instrumented"):
         with cassette.using(tmp_path / "c.json", mode="record"):
-            plain.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+            pass  # nothing connected out: an empty recording, with the hint
     assert json.loads((tmp_path / "c.json").read_text())["interactions"] == []
+    # a client seen connecting without the seam: no empty cassette that replays as a pass (issue 24.7)
+    plain = OpenAI(base_url=devserver.openai_base_url, api_key="sk-test", max_retries=0)  # not instrumented
+    with pytest.raises(UnroutedClientError, match=r"the openai client .*cassette\.instrument"):
+        with cassette.using(tmp_path / "d.json", mode="record"):
+            plain.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+    assert not (tmp_path / "d.json").exists()
 
 
 def prompts_on_disk(root: Path) -> dict[str, list[str]]:

@@ -3,6 +3,9 @@
 A blob store is shared: every cassette that may use it counts, not only those
 under DIR. So cleaning one sub-directory (``cassette gc tests/cassettes/test_a``)
 never deletes a blob that a cassette elsewhere still needs.
+
+Nor one a recording may be about to reference: an unreferenced blob modified in the last
+``--grace`` (10 minutes by default), or since a recording now in progress began, is kept.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from cassette.config import Config, load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError
 from cassette.maintenance.hygiene import (
+    GC_GRACE_SECONDS,
     apply_gc,
     blob_use,
     cassette_dir,
     cassette_files,
     format_size,
+    parse_grace,
     plan_gc,
     read_manifest,
     store_for,
@@ -34,6 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--apply", action="store_true", help="remove the files (default: only list them)")
     parser.add_argument(
         "--store", type=Path, default=None, help="blob store to clean (default: the one the cassettes use)"
+    )
+    parser.add_argument(
+        "--grace",
+        default=f"{GC_GRACE_SECONDS / 60:g}m",
+        help="keep unreferenced blobs modified this recently (e.g. 0, 90s, 10m, 1h; default %(default)s): "
+        "a recording may be about to save the manifest that uses them",
     )
 
 
@@ -112,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
             path=args.store,
         )
     store = resolve_path(args.store or store_for(root / "x.json", config))
-    plan = plan_gc(root, store)
+    grace = parse_grace(args.grace)
+    plan = plan_gc(root, store, grace=grace)
     if plan.blobs:
         used, searched = _references_elsewhere(root, store, config)
         kept = [p for p in plan.blobs if p.parent.name + p.name in used]
@@ -120,16 +132,29 @@ def run(args: argparse.Namespace) -> int:
         if kept:
             where = ", ".join(str(d) for d in searched)
             print(f"kept {len(kept)} blob(s) that cassettes outside {root} still use (searched {where})")
+    if plan.young:
+        whys = [f"modified in the last {args.grace.strip()}"] if grace > 0 else []
+        if plan.recordings:
+            whys.append(f"written since a recording in progress began ({len(plan.recordings)} writing now)")
+        why = " or ".join(whys)
+        print(
+            f"kept {len(plan.young)} unreferenced blob(s) {why}: a manifest saved a moment later may use "
+            "them. Run gc again later, or pass --grace 0 when no recording is running."
+        )
     verb = "removed" if args.apply else "would remove"
+    count = len(plan.blobs) + len(plan.temp_files)
+    size = apply_gc(plan) if args.apply and count else plan.size
+    if plan.restored:
+        print(f"kept {len(plan.restored)} blob(s) a recording re-used while gc ran")
+        plan.blobs = [p for p in plan.blobs if p not in plan.restored]
+        count = len(plan.blobs) + len(plan.temp_files)
     for path in plan.blobs:
         print(f"{verb} unreferenced blob {path}")
     for path in plan.temp_files:
         print(f"{verb} stale temp file {path}")
-    count = len(plan.blobs) + len(plan.temp_files)
     if not count:
         print(f"nothing to remove under {root} (store {store})")
         return 0
-    size = apply_gc(plan) if args.apply else plan.size
     summary = f"{verb} {len(plan.blobs)} blob(s) and {len(plan.temp_files)} temp file(s), {format_size(size)}"
     if not args.apply:
         summary += "; run `cassette gc --apply` to delete them"

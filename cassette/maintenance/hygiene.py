@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from cassette.core.compression import expand
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError, CassetteError
 from cassette.git.repo import committed_time
-from cassette.store.blobs import BlobStore, default_store_for
+from cassette.store.blobs import WRITER_PREFIX, BlobStore, default_store_for
 from cassette.store.cassettes import load_cassette
 from cassette.store.files import TMP_SUFFIX, read_regular
 from cassette.store.manifest import parse_manifest
@@ -32,6 +33,14 @@ _UNIT_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
 # A writer that has not renamed its temp file after this long is dead even if its pid was reused.
 STALE_TMP_SECONDS = 3600.0
 _TMP_NAME = re.compile(r"^\..+\.(\d+)\.[0-9a-f]+" + re.escape(TMP_SUFFIX) + "$")
+# `cassette gc` keeps an unreferenced blob modified this recently: a recording by a release that
+# leaves no marker (or a tool writing blobs another way) may be about to save the manifest using it.
+GC_GRACE_SECONDS = 600.0
+# When the store cannot be written to read its own clock, how far file times may lag time.time()
+# (file systems stamp with a coarse clock; a network one with the server's).
+CLOCK_SLACK_SECONDS = 2.0
+_GRACE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*")
+_GRACE_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 # --- where things are -----------------------------------------------------------------------------
@@ -227,11 +236,19 @@ def store_blobs(store: Path) -> dict[str, Path]:
 
 @dataclass
 class GcPlan:
-    """What `cassette gc` would remove."""
+    """What `cassette gc` would remove, and the unreferenced blobs it keeps because they are recent.
+
+    ``cutoff`` is the store-clock time before which an unreferenced blob counts as garbage: the
+    start of the plan less the grace period, or the start of the oldest recording in progress.
+    """
 
     store: Path
     blobs: list[Path] = field(default_factory=list)
     temp_files: list[Path] = field(default_factory=list)
+    young: list[Path] = field(default_factory=list)  # unreferenced, modified at or after ``cutoff``
+    recordings: list[Path] = field(default_factory=list)  # markers of recordings in progress
+    cutoff: float = float("inf")
+    restored: list[Path] = field(default_factory=list)  # touched by a recording while being removed
 
     @property
     def size(self) -> int:
@@ -271,19 +288,72 @@ def is_stale_temp(path: Path, now: float | None = None) -> bool:
     return age > STALE_TMP_SECONDS or not _pid_alive(int(match.group(1)))
 
 
-def plan_gc(root: Path, store: Path) -> GcPlan:
+def parse_grace(text: str) -> float:
+    """Seconds in a grace period such as ``"0"``, ``"90s"``, ``"10m"``, ``"1h"`` or ``"2d"``.
+
+    Example::
+
+        parse_grace("10m") == 600.0
+    """
+    match = _GRACE.fullmatch(text or "")
+    if not match:
+        raise CassetteConfigError(
+            f"--grace must be a number of seconds, optionally followed by s, m, h or d (e.g. 10m), "
+            f"got {text!r}. Fix the value."
+        )
+    return float(match.group(1)) * _GRACE_UNIT[match.group(2)]
+
+
+def recordings_in_progress(store: Path, now: float | None = None) -> list[Path]:
+    """The markers of recordings writing to ``store`` now (see `BlobStore.writing`); dead ones left out."""
+    try:
+        names = [n for n in os.listdir(store) if n.startswith(WRITER_PREFIX + ".")]
+    except OSError:
+        return []
+    return sorted(store / n for n in names if _TMP_NAME.match(n) and not is_stale_temp(store / n, now))
+
+
+def _store_clock(store: Path) -> float:
+    """Now, as the store's file system stamps a file it writes (its clock is coarser than time.time())."""
+    probe = store / f".gc.{os.getpid()}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+    try:
+        with open(probe, "xb"):
+            pass
+        try:
+            return os.stat(probe).st_mtime
+        finally:
+            probe.unlink()
+    except OSError:  # a read-only store (a dry run on someone else's files): the process clock, less slack
+        return time.time() - CLOCK_SLACK_SECONDS
+
+
+def plan_gc(root: Path, store: Path, *, grace: float = GC_GRACE_SECONDS) -> GcPlan:
     """Blobs in ``store`` no manifest under ``root`` references, and stale temp files under both.
 
-    Pending and failed recordings count as references: their blobs are kept.
+    Pending and failed recordings count as references: their blobs are kept. So is any
+    unreferenced blob modified less than ``grace`` seconds before the plan starts, or after
+    the oldest recording in progress began (its marker is read before any manifest, and a
+    recording touches each blob it re-uses): a manifest saved a moment later may use it.
     An unreadable manifest stops the plan (its references are unknown).
 
     Example::
 
-        plan = plan_gc(Path("tests/cassettes"), Path("tests/cassettes/.blobs"))
+        plan = plan_gc(Path("tests/cassettes"), Path("tests/cassettes/.blobs"), grace=0)
         [p.name for p in plan.blobs]
     """
     # one spelling per file: the store may lie inside root
     root, store = resolve_path(root), resolve_path(store)
+    plan = GcPlan(store=store)
+    if store.is_dir():  # before any manifest is read: a recording starting later writes after this
+        started = _store_clock(store)
+        plan.recordings = recordings_in_progress(store)
+        begun = []
+        for marker in plan.recordings:
+            try:
+                begun.append(marker.stat().st_mtime)
+            except OSError:  # finished meanwhile: its manifest is read below
+                continue
+        plan.cutoff = min([started - grace, *begun])
     docs = []
     for path in cassette_files(root, side_files=True):
         try:
@@ -295,8 +365,14 @@ def plan_gc(root: Path, store: Path) -> GcPlan:
                 path=path,
             ) from exc
     use = blob_use(docs, store)
-    plan = GcPlan(store=store)
-    plan.blobs = sorted(p for blob_id, p in store_blobs(store).items() if blob_id not in use.referenced)
+    for blob_id, path in sorted(store_blobs(store).items(), key=lambda item: item[1]):
+        if blob_id in use.referenced:
+            continue
+        try:
+            modified = path.stat().st_mtime
+        except OSError:
+            continue
+        (plan.young if modified >= plan.cutoff else plan.blobs).append(path)
     temps: set[Path] = set()
     for base in (root, store):
         if base.is_dir():
@@ -306,9 +382,27 @@ def plan_gc(root: Path, store: Path) -> GcPlan:
 
 
 def apply_gc(plan: GcPlan) -> int:
-    """Remove what the plan lists (and blob directories left empty); returns the bytes freed."""
+    """Remove what the plan lists (and blob directories left empty); returns the bytes freed.
+
+    A blob is first renamed aside, then its mtime read again: one a recording touched since
+    the plan (it re-uses it) is put back, listed in ``plan.restored``. A recording touching it
+    after the rename finds no blob and writes it anew.
+    """
     freed = 0
-    for p in (*plan.blobs, *plan.temp_files):
+    for p in plan.blobs:
+        aside = p.with_name(f".{p.name}.{os.getpid()}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+        try:
+            os.rename(p, aside)
+        except FileNotFoundError:
+            continue
+        info = aside.stat()
+        if info.st_mtime >= plan.cutoff:
+            os.replace(aside, p)  # a copy written meanwhile holds the same bytes
+            plan.restored.append(p)
+            continue
+        aside.unlink()
+        freed += info.st_size
+    for p in plan.temp_files:
         try:
             size = p.stat().st_size
             p.unlink()

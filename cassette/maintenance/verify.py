@@ -5,6 +5,13 @@ cassette committed without its blobs is the classic mistake, so with
 ``--staged`` each referenced blob must be staged too, under the cassette's blob
 store, with the id it is named after. JSON blobs are followed recursively.
 Atomic-write temporary files (``*.tmp``) are ignored.
+
+What verify passes, replay opens: each interaction is checked by replay's own code (the
+blob checks of `check_refs`, the HTTP seam's `replay_parts`, the tool seam's
+`replay_outcome`), and a key given twice in an object is an error, not last-one-wins.
+Under the configured ``cassette_dir`` every ``*.json`` file (compressed too; pending and
+failed recordings included, as `cassette accept` and gc read them) is a cassette: one that
+does not parse is a failure, never skipped as "not a cassette".
 """
 
 from __future__ import annotations
@@ -17,13 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from cassette.core.canonical import loads
-from cassette.core.model import holds_refs
+from cassette.core.model import Cassette, holds_refs
 from cassette.core.paths import resolve_path
-from cassette.errors import BlobError, CassetteError, NotRegularFileError, TamperedBlobError
+from cassette.errors import (
+    BlobError,
+    CassetteError,
+    MissingBlobError,
+    NotRegularFileError,
+    TamperedBlobError,
+    UnimportedTypeError,
+)
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, BlobStore, default_store_for, git_blob_id
 from cassette.store.files import not_regular_reason, read_regular
-from cassette.store.manifest import parse_manifest
-from cassette.store.refs import hydrate, walk_chain
+from cassette.store.manifest import duplicate_key, duplicate_key_error, parse_manifest
+from cassette.store.refs import check_refs, hydrate, walk_chain
 
 
 @dataclass(frozen=True)
@@ -180,12 +194,20 @@ def verify_manifest(data: bytes, file: str, check: BlobCheck) -> FileReport:
                     )
                 )
                 continue
+            duplicate = duplicate_key(data_)
+            if duplicate is not None:
+                report.problems.append(
+                    Problem(
+                        file, str(duplicate_key_error(Path(file), duplicate, f"JSON blob {blob_id}")), where
+                    )
+                )
+                continue
             parsed[blob_id] = inner
             if depth <= 10_000:
                 todo.extend(blob_refs_with_paths(inner, where))
                 chains.extend(_chain_refs(inner, where))
     _check_chains(chains, file, check, seen, parsed, report)
-    _check_replayable(cassette.interactions, file, check, report)
+    _check_replayable(cassette, file, check, report)
     return report
 
 
@@ -230,38 +252,82 @@ def _headers_class() -> Any:
     return dict
 
 
-def _check_replayable(interactions: list[Any], file: str, check: BlobCheck, report: FileReport) -> None:
-    """Report each LLM/HTTP response that replay would refuse, by its interaction number."""
-    from cassette.git.snapshot import GitBlobSource
+class _CheckedStore(BlobStore):
+    """Replay's own blob reads (`check_refs`) answered by verify's lookup: the disk or the git index."""
 
-    def reader(blob_id: str) -> bytes | None:
-        return check(blob_id)[0]
+    def __init__(self, check: BlobCheck, manifest: str) -> None:
+        super().__init__(Path(manifest).parent)
+        self._check = check
 
-    for n, inter in enumerate(interactions):
-        if inter.kind not in _HTTP_KINDS:
-            continue
-        where = f"interactions[{n}].response"
-        if any(p.where and p.where.startswith(where) for p in report.problems):
+    def get(self, blob_id: str, *, manifest: Path | None = None) -> bytes:
+        data, problem = self._check(blob_id)
+        if problem is not None or data is None:
+            raise MissingBlobError(problem or f"blob {blob_id} cannot be read.", path=manifest)
+        return data
+
+
+def _check_replayable(cassette: Cassette, file: str, check: BlobCheck, report: FileReport) -> None:
+    """Report each interaction replay would refuse to serve, by its interaction number.
+
+    Its request and response go through `check_refs` (every text blob decodes, every JSON blob
+    parses, every chain is whole), as replay checks a request it serves; then its hydrated
+    response through the seam that replays it: `replay_parts` for LLM/HTTP calls,
+    `replay_outcome` for tool calls.
+    """
+    from cassette.seam.tools import replay_outcome
+
+    store = _CheckedStore(check, file)
+    verified: dict[str, int] = {}
+    for n, inter in enumerate(cassette.interactions):
+        where = f"interactions[{n}]"
+        if any(p.where and p.where.startswith(where + ".") for p in report.problems):
             continue  # a missing or damaged blob in it is reported already
         try:
+            check_refs(inter.request, cassette, verified, store)
+            check_refs(inter.response, cassette, verified, store)
             response = inter.response
             if holds_refs(response):
-                response = hydrate(response, GitBlobSource(reader), Path(file))
+                response = hydrate(response, store, Path(file))
         except (CassetteError, RecursionError) as exc:
             report.problems.append(
-                Problem(file, f"the response of interaction #{inter.seq} cannot be read: {exc}", where)
+                Problem(file, f"interaction #{inter.seq} cannot be read: {exc}", where + ".response")
             )
             continue
-        reason = replay_problem(response)
+        what = f"interaction #{inter.seq}"
+        if inter.kind in _HTTP_KINDS:
+            reason = replay_problem(response)
+        else:
+            name, reason = _tool_problem(response, inter, file, replay_outcome, store)
+            what += f" (tool {name!r})"
         if reason is not None:
             report.problems.append(
                 Problem(
                     file,
-                    f"the recorded response of interaction #{inter.seq} cannot be replayed: {reason}. "
+                    f"the recorded response of {what} cannot be replayed: {reason}. "
                     f"Restore the cassette from git (git checkout -- {file}) or re-record it.",
-                    where,
+                    where + ".response",
                 )
             )
+
+
+def _tool_problem(
+    response: Any, inter: Any, file: str, outcome: Any, store: BlobStore
+) -> tuple[str, str | None]:
+    """The tool's name, and why replay could not rebuild its recorded result or error (or None)."""
+    request = inter.request
+    if holds_refs(request):
+        request = hydrate(request, store, Path(file))
+    name = str(request.get("name") if isinstance(request, dict) else None)
+    path = Path(file)
+    try:
+        outcome(response, name, path)
+    except UnimportedTypeError:
+        return name, None  # the class's module is imported by the code under test, not by verify
+    except CassetteError as exc:
+        return name, str(exc).removeprefix(f"cassette {path.absolute()}: ").rstrip(".")
+    except RecursionError:
+        return name, "a recorded value nests too deeply to rebuild"
+    return name, None
 
 
 class _Reported(Exception):
@@ -366,7 +432,13 @@ def _is_temp(path: Path) -> bool:
 
 
 def cassette_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The manifests named by ``paths``: files as given, directories searched (``.blobs`` skipped)."""
+    """The manifests named by ``paths``: files as given, directories searched (``.blobs`` skipped).
+
+    In a directory under the project's ``cassette_dir`` every ``*.json`` file (not a ``*.tmp``)
+    is a cassette: a truncated or damaged one is listed, to be reported. Elsewhere only files
+    shaped like a cassette are (``package.json`` is not one), and empty ``.json`` files.
+    """
+    from cassette.config import load_config
     from cassette.git.snapshot import looks_like_manifest
 
     out: list[Path] = []
@@ -377,8 +449,10 @@ def cassette_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         except OSError:  # a name too long, no permission: reported when it is read
             is_dir = False
         if is_dir:
+            cassette_root = load_config(p).cassette_root()
             for dirpath, dirnames, filenames in os.walk(p):
                 dirnames[:] = sorted(d for d in dirnames if d not in (BLOB_DIR_NAME, ".git"))
+                under_root = _is_within(Path(dirpath), cassette_root)
                 for name in sorted(filenames):
                     f = Path(dirpath) / name
                     if not name.endswith(".json") or _is_temp(f):
@@ -389,13 +463,33 @@ def cassette_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
                         out.append(f)  # reported by verify_paths, as replay would refuse it
                         continue
                     except OSError:
+                        if under_root:
+                            out.append(f)  # unreadable where cassettes live: reported
                         continue
-                    # an empty file is a truncated cassette; other JSON files are not cassettes
-                    if not data.strip() or looks_like_manifest(f.as_posix(), data):
-                        out.append(f)
+                    if looks_like_manifest(f.as_posix(), data) or not data.strip():
+                        out.append(f)  # an empty file is a truncated cassette
+                    elif under_root and not _other_json(data):
+                        out.append(f)  # damaged, truncated, or of the wrong shape: a failure, not skipped
         elif not _is_temp(p):
             out.append(p)
     return out
+
+
+def _other_json(data: bytes) -> bool:
+    """Whether ``data`` parses as JSON that is no cassette (a fixture with no `version` or `interactions`)."""
+    try:
+        doc = loads(data)  # a compressed file is expanded (and a damaged one raises)
+    except (ValueError, RecursionError):
+        return False
+    return not (isinstance(doc, dict) and ("version" in doc or "interactions" in doc))
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        resolve_path(path).relative_to(root)
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 def verify_paths(paths: Iterable[str | os.PathLike[str]]) -> VerifyReport:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cassette.config import load_config
 from cassette.errors import CassetteConfigError, CassetteError
 from cassette.seam.session import Mode, Session
 
@@ -20,7 +21,12 @@ def using(path: str | Path, mode: str | Mode | None = None, **options: Any) -> S
 
     Options: ``store``, ``check_order`` (``"warn"``/``"error"``/``"off"``),
     ``unused`` (same values), ``blob_threshold``, ``compress`` (write the cassette
-    gzip-compressed; default ``[tool.cassette] compress``).
+    gzip-compressed; default ``[tool.cassette] compress``), ``network_guard``: while
+    replaying, a connection from the block's context (and from threads that carry no
+    context) that does not go through the seam raises `NetworkBlockedError` before any
+    DNS query, naming the client; loopback and ``[tool.cassette] allow_hosts`` pass.
+    Default ``[tool.cassette] network_guard`` (on); ``network_guard=False`` turns it off
+    for the block (the pytest run's guard included).
 
     Example::
 
@@ -28,7 +34,14 @@ def using(path: str | Path, mode: str | Mode | None = None, **options: Any) -> S
             agent.run("My card was charged twice")
         print(session.stats())
     """
+    _guard_default(options)
     return Session(_checked_path(path, "cassette.using"), mode, **options)
+
+
+def _guard_default(options: dict[str, Any]) -> None:
+    """``network_guard`` as ``[tool.cassette] network_guard`` says (on), unless given."""
+    if "network_guard" not in options:
+        options["network_guard"] = (options.get("config") or load_config()).network_guard
 
 
 def _checked_path(path: Any, where: str) -> str | Path:
@@ -63,6 +76,7 @@ def use(path: str | Path, mode: str | Mode | None = None, **options: Any) -> Cal
             assert "refund" in agent.run("My card was charged twice")
     """
     path = _checked_path(path, "cassette.use")
+    _guard_default(options)  # as `using`: replay guards the block's context
     Session(path, mode, **options)  # validate mode and options now
 
     def decorate(fn: F) -> F:

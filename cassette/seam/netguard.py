@@ -6,11 +6,17 @@ the ``socket.connect``, ``socket.getaddrinfo``, ``socket.gethostbyname`` and
 here means no DNS query and no SYN packet is ever sent. The hook is installed once
 per process and costs one global read per audit event while no guard is armed.
 
-Two ways to arm it:
+Three ways to arm it:
 
 - ``with block_network():`` around any block (plain tests, scripts);
 - ``guard_replay(policy)`` (used by the pytest plugin): block whenever a
-  replaying `Session` is active, so ``@cassette.use`` blocks are covered too.
+  replaying `Session` is active, so ``@cassette.use`` blocks are covered too;
+- a replaying session with its own policy (``cassette.using(..., mode="replay")``
+  guards its context by default, outside pytest too; see `watch`).
+
+The same hook watches recordings: a connection an HTTP client opens during a
+recording, outside any call going through the seam, is noted on the session
+(`Session.unrouted`), which fails or warns when it ends.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ import socket
 import sys
 import sysconfig
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -91,6 +98,7 @@ _installed = False
 _armed = False  # read first on every audit event: the only cost while nothing is guarded
 _explicit: list[NetworkPolicy] = []  # block_network() blocks, innermost last
 _replay_policy: NetworkPolicy | None = None
+_watching = 0  # sessions the hook serves: recordings (noting unrouted clients), self-guarded replays
 _blocked: list[NetworkBlockedError] = []
 _busy = threading.local()  # our own look-ups inside the hook must not re-enter it
 
@@ -105,7 +113,44 @@ def _install() -> None:
 
 def _rearm() -> None:
     global _armed
-    _armed = bool(_explicit) or _replay_policy is not None
+    _armed = bool(_explicit) or _replay_policy is not None or _watching > 0
+
+
+@dataclass
+class _Sessions:
+    """What the guard asks of the sessions (`cassette.seam.session` registers them, `register_sessions`)."""
+
+    replaying: Callable[[], Any] = lambda: None  # the replaying session a connection here belongs to
+    recording: Callable[[], Any] = lambda: None  # the recording session a connection here belongs to
+    routing: Callable[[], bool] = lambda: False  # whether a call through the seam is in flight here
+
+
+_sessions = _Sessions()
+
+
+def register_sessions(
+    replaying: Callable[[], Any], recording: Callable[[], Any], routing: Callable[[], bool]
+) -> None:
+    """Tell the guard how to find the session a connection belongs to (the session module does,
+    once): the guard sits below the sessions and never imports them.
+
+    Example::
+
+        register_sessions(replaying_session, recording_session, routing)
+    """
+    global _sessions
+    _sessions = _Sessions(replaying, recording, routing)
+
+
+def watch(on: bool) -> None:
+    """A session starts (``True``) or stops (``False``) needing the hook: a recording, whose unrouted
+    connections are noted, or a replay guarding itself with its ``guard`` policy."""
+    global _watching
+    if on:
+        _install()
+    with _lock:
+        _watching += 1 if on else -1
+        _rearm()
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
@@ -117,8 +162,10 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 def _check(event: str, args: tuple[Any, ...]) -> None:
-    policy, what = _active_policy()
+    policy, what, owner = _active_policy()
     if policy is None:
+        if _watching and event == "socket.connect":
+            _observe(args, sys._getframe(2))
         return
     target = _target(event, args)
     if target is None:
@@ -129,25 +176,63 @@ def _check(event: str, args: tuple[Any, ...]) -> None:
             _remember_addresses(policy, host)
         return
     error = _blocked_error(host, port, event, what or policy.reason, sys._getframe(2))
-    if what is not None:  # the replay guard: kept so the test fails even if the error is swallowed
+    if owner is not None:  # a block guarding itself: it fails on the error when it ends, if swallowed
+        owner.blocked.append(error)
+    elif what is not None:  # the run's guard: kept so the test fails even if the error is swallowed
         with _lock:
             _blocked.append(error)
     raise error
 
 
-def _active_policy() -> tuple[NetworkPolicy | None, str | None]:
+def _active_policy() -> tuple[NetworkPolicy | None, str | None, Any]:
+    """The policy in force here, the reason a refusal gives, and the replaying session guarding
+    itself (`cassette.using`), to which a refusal belongs, if one does."""
     if _explicit:
-        return _explicit[-1], None
-    if _replay_policy is None:
-        return None, None
-    from cassette.seam.session import _active, _current
+        return _explicit[-1], None, None
+    if _replay_policy is None and not _watching:
+        return None, None, None
+    session = _sessions.replaying()
+    if session is None or not session.replaying or session.network_guard is False:
+        return None, None, None
+    owner = session if session.guard is not None else None
+    if _replay_policy is not None:  # the run's (pytest): its allowed hosts and switches
+        return _replay_policy, f"replaying cassette {session.path}", owner
+    if session.guard is None:
+        return None, None, None
+    return session.guard, session.guard.reason, owner  # the block's own
 
-    session = _current.get()
-    if session is None:  # a thread without the session's context: any active replay counts
-        session = next((s for s in list(_active) if s.replaying), None)
-    if session is None or not session.replaying:
-        return None, None
-    return _replay_policy, f"replaying cassette {session.path}"
+
+@dataclass(frozen=True)
+class UnroutedConnection:
+    """A connection an HTTP client opened during a recording without going through the seam."""
+
+    host: str
+    port: int | None
+    clients: tuple[str, ...]  # the client packages on its stack, outermost first
+    caller: str | None
+
+    def describe(self) -> str:
+        """``"the openai client (openai -> httpx2) connected to 127.0.0.1:8000 from app.py:12 in main"``"""
+        where = f"{self.host}:{self.port}" if self.port else self.host
+        via = f" ({' -> '.join(self.clients)})" if len(self.clients) > 1 else ""
+        origin = f" from {self.caller}" if self.caller else ""
+        return f"the {self.clients[0]} client{via} connected to {where}{origin}"
+
+
+def _observe(args: tuple[Any, ...], frame: FrameType | None) -> None:
+    """Note on the recording session a connection no seam call made (allowed hosts are not counted)."""
+    session = _sessions.recording()
+    if session is None or _sessions.routing():
+        return
+    target = _target("socket.connect", args)
+    if target is None or session.watch_policy is None or session.watch_policy.allows(target[0]):
+        return
+    chain, caller = _client_chain(frame)
+    if not chain:
+        chain, caller = _awaiting_client(caller)
+    if not chain:
+        return  # no HTTP client on the stack (a database driver): not ours to judge
+    session.note_unrouted(UnroutedConnection(target[0], target[1], tuple(chain), caller))
 
 
 def _target(event: str, args: tuple[Any, ...]) -> tuple[str, int | None] | None:
@@ -166,7 +251,13 @@ def _target(event: str, args: tuple[Any, ...]) -> tuple[str, int | None] | None:
 
 
 def _host(raw: Any) -> str:
-    host = raw.decode("idna", "replace") if isinstance(raw, bytes) else str(raw)
+    if isinstance(raw, bytes):
+        try:
+            host = raw.decode("idna")
+        except UnicodeError:  # not a valid IDNA name: shown as its bytes read
+            host = raw.decode("latin-1")
+    else:
+        host = str(raw)
     host = host.strip("[]").rstrip(".").lower()
     return host.split("%", 1)[0]  # IPv6 zone id
 
@@ -219,10 +310,18 @@ def _is_library(filename: str) -> bool:
     return filename.startswith(_LIBRARY_DIRS) or filename.startswith("<")
 
 
-def _client_chain(frame: FrameType | None) -> tuple[list[str], str | None]:
-    """Client packages on the stack (outermost first) and the innermost caller outside any library."""
+def _client_chain(
+    frame: FrameType | None, *, frames: list[FrameType] | None = None
+) -> tuple[list[str], str | None]:
+    """Client packages on the stack (outermost first) and the innermost caller outside any library.
+
+    ``frames`` (oldest first, a suspended task's) is walked instead of ``frame``'s callers.
+    """
     chain: list[str] = []
     caller: str | None = None
+    walk = iter(reversed(frames)) if frames is not None else None
+    if walk is not None:
+        frame = next(walk, None)
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
         top = module.split(".", 1)[0]
@@ -231,14 +330,94 @@ def _client_chain(frame: FrameType | None) -> tuple[list[str], str | None]:
                 chain.insert(0, top)
         elif caller is None and top != "cassette" and not _is_library(frame.f_code.co_filename):
             caller = f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
-        frame = frame.f_back
+        frame = next(walk, None) if walk is not None else frame.f_back
     return chain, caller
+
+
+def _awaiting_client(caller: str | None) -> tuple[list[str], str | None]:
+    """For a connection or look-up made off the caller's stack (anyio opens sockets in a task group
+    of its own, and resolves names in a worker thread): the client packages and caller of the
+    asyncio task awaiting a socket being opened, in any event loop of the process."""
+    import asyncio
+
+    try:
+        current = asyncio.current_task()
+    except RuntimeError:  # no event loop in this thread
+        current = None
+    for loop in _event_loops():
+        try:
+            tasks = asyncio.all_tasks(loop)
+        except RuntimeError:  # the set changed while it was read (another thread): try the next
+            continue
+        for task in tasks:
+            if task is current:
+                continue
+            coro = task.get_coro()
+            for _ in range(100):  # a look-up handed to a worker thread can start before its task yields
+                if current is not None or not getattr(coro, "cr_running", False):
+                    break
+                time.sleep(0.001)  # (a message's detail, waited for at most 0.1 s, only when blocking)
+            frames = _awaiting_frames(coro)
+            modules = [str(f.f_globals.get("__name__", "")) for f in frames]
+            if not any(m.startswith(("anyio._core._sockets", "asyncio.base_events")) for m in modules):
+                continue
+            chain, found = _client_chain(None, frames=frames)
+            if chain:
+                return chain, found or caller
+    return [], caller
+
+
+def _event_loops() -> list[Any]:
+    """This thread's running event loop, then those other threads are running (seen on their stacks)."""
+    import asyncio
+
+    loops: list[Any] = []
+    try:
+        loops.append(asyncio.get_running_loop())
+    except RuntimeError:
+        pass
+    for frame in sys._current_frames().values():  # a look at other threads' stacks, for a message only
+        while frame is not None:
+            loop = frame.f_locals.get("self") if frame.f_code.co_name == "run_forever" else None
+            if isinstance(loop, asyncio.AbstractEventLoop) and loop not in loops:
+                loops.append(loop)
+            frame = frame.f_back  # type: ignore[assignment]
+    return loops
+
+
+def _awaiting_frames(coro: Any) -> list[FrameType]:
+    """The frames of a suspended coroutine and of everything it awaits, oldest first."""
+    import gc
+    import inspect
+
+    frames: list[FrameType] = []
+    while coro is not None and len(frames) < 500:
+        if not (inspect.iscoroutine(coro) or inspect.isgenerator(coro) or inspect.isasyncgen(coro)):
+            # what a coroutine's __await__ returns (an SDK's awaitable paginator): its coroutine
+            inner = [r for r in gc.get_referents(coro) if inspect.iscoroutine(r) or inspect.isgenerator(r)]
+            coro = inner[0] if inner else None
+            continue
+        frame = (
+            getattr(coro, "cr_frame", None)
+            or getattr(coro, "gi_frame", None)
+            or getattr(coro, "ag_frame", None)
+        )
+        if frame is not None:
+            frames.append(frame)
+        coro = (
+            getattr(coro, "cr_await", None)
+            or getattr(coro, "gi_yieldfrom", None)
+            or getattr(coro, "ag_await", None)
+        )
+    return frames
 
 
 def _blocked_error(
     host: str, port: int | None, event: str, reason: str, frame: FrameType | None
 ) -> NetworkBlockedError:
     chain, caller = _client_chain(frame)
+    if not chain:
+        chain, caller = _awaiting_client(caller)
     where = f"{host}:{port}" if port else host
     lookup = event in ("socket.getaddrinfo", "socket.gethostbyname") and not _is_ip(host)
     action = "a DNS look-up of" if lookup else "a connection to"

@@ -39,8 +39,10 @@ from cassette.errors import (
     CassetteWarning,
     NotRegularFileError,
     UnknownModeError,
+    UnroutedClientError,
 )
 from cassette.plugins.manager import tokens_of
+from cassette.seam import netguard
 from cassette.seam.matching import wildcard_match
 from cassette.seam.redaction import redacted
 from cassette.secrets.placeholders import placeholder_pattern, redacted_key, removed_values, spread_redactions
@@ -169,6 +171,38 @@ def set_rerecord_review(compare: Callable[[Cassette, Cassette], list[Any]] | Non
     _compare = compare
 
 
+# The call going through the seam in this context (its slot, while it is in flight): a connection
+# made meanwhile is the seam's own, or a recorded tool's. Set when a call begins; asyncio tasks
+# started during it (anyio opens sockets in a task group) inherit it.
+_seam_call: contextvars.ContextVar[Slot | None] = contextvars.ContextVar("cassette_seam_call", default=None)
+
+
+def routing() -> bool:
+    """Whether this context is inside a call going through the seam (recorded, or a tool's)."""
+    slot = _seam_call.get()
+    while slot is not None and (slot.done or slot.cancelled):
+        slot = slot.outer
+    return slot is not None
+
+
+def replaying_session() -> Session | None:
+    """The replaying session a connection made here belongs to: this context's, else any active one."""
+    session = _current.get()
+    if session is None:  # a thread without the session's context: any active replay counts
+        session = next((s for s in list(_active) if s.replaying), None)
+    return session
+
+
+def recording_session() -> Session | None:
+    """The recording session a connection made here belongs to: this context's, else the only one."""
+    session = _current.get()
+    if session is None:
+        with _active_lock:
+            recording = [s for s in _active if not s.replaying]
+        session = recording[0] if len(recording) == 1 else None
+    return session if session is not None and not session.replaying else None
+
+
 def last_session() -> Session | None:
     """The session that most recently finished in this context (for `cassette.drift()`)."""
     return _last.get()
@@ -265,6 +299,7 @@ class Slot:
         "done",
         "key",
         "kind",
+        "outer",
         "parallel",
         "partial",
         "request",
@@ -284,6 +319,7 @@ class Slot:
         # the order it reached the seam in was the scheduler's, not the agent's
         self.parallel = False
         self._landed: Callable[[Slot], None] | None = None  # tells the session it is no longer in flight
+        self.outer: Slot | None = None  # the call this one runs inside (a tool calling a model), if any
 
     def _land(self) -> None:
         landed, self._landed = self._landed, None
@@ -346,8 +382,20 @@ class Session:
         compress: bool | None = None,
         config: Config | None = None,
         shared: tuple[str, frozenset[str]] | None = None,
+        network_guard: bool | None = None,
     ) -> None:
         self.config = config or load_config()
+        # replay: True blocks connections from this block's context itself; False lets them through
+        # (the pytest run's guard too); None leaves it to the run's guard, if one is set
+        if network_guard is not None and not isinstance(network_guard, bool):
+            raise CassetteConfigError(
+                f"network_guard must be True, False or None, got {network_guard!r:.80}."
+            )
+        self.network_guard = network_guard
+        self.guard: netguard.NetworkPolicy | None = None  # replay: this block's own policy, while it runs
+        self.watch_policy: netguard.NetworkPolicy | None = None  # recording: the hosts not counted
+        self.unrouted: list[netguard.UnroutedConnection] = []  # recording: clients that bypassed the seam
+        self.blocked: list[netguard.NetworkBlockedError] = []  # replay: connections its own guard refused
         # (this test's id, the ids of every test sharing the cassette): a recording then replaces
         # only this test's calls in the file, tagging each with `test`, and keeps the others'
         self.shared = shared
@@ -441,6 +489,16 @@ class Session:
                 refuse_special(target)
             except NotRegularFileError as exc:
                 raise not_writable_error(target, exc) from None
+        if self.mode is not Mode.REPLAY:
+            hosts = self.config.allow_hosts  # a recording counts loopback too: the devserver is a host
+            self.watch_policy = netguard.NetworkPolicy(allow_loopback=False, allow_hosts=hosts)
+        elif self.network_guard:
+            self.guard = netguard.NetworkPolicy(
+                allow_hosts=self.config.allow_hosts,
+                reason=f"replaying cassette {self.path}; network_guard=False turns this guard off",
+            )
+        if self.watch_policy is not None or self.guard is not None:
+            netguard.watch(True)
         self._token = _current.set(self)
         with _active_lock:
             _active.append(self)
@@ -496,6 +554,9 @@ class Session:
         with _active_lock:
             if self in _active:
                 _active.remove(self)
+        if self.watch_policy is not None or self.guard is not None:
+            netguard.watch(False)
+            self.guard = None
         # kept for cassette.drift() and semantic_drift(), which read a rerecord; any other session is
         # not kept, so its parsed cassette is freed when its block ends, not when the next one does
         _last.set(self if self.requested_mode is Mode.RERECORD else None)
@@ -692,7 +753,18 @@ class Session:
         with self._lock:
             self._slots.append(slot)
         self._track(slot)
+        outer = _seam_call.get()
+        while outer is not None and (outer.done or outer.cancelled):
+            outer = outer.outer
+        slot.outer = outer
+        _seam_call.set(slot)  # its connections (and a tool's) are the seam's own
         return slot
+
+    def note_unrouted(self, connection: netguard.UnroutedConnection) -> None:
+        """Record: an HTTP client connected out during the block without going through the seam."""
+        with self._lock:
+            if connection not in self.unrouted:
+                self.unrouted.append(connection)
 
     def _track(self, slot: Slot) -> None:
         """Count ``slot`` in flight until it ends, marking it and the calls it overlaps as parallel."""
@@ -835,6 +907,8 @@ class Session:
         if self.misses and not isinstance(exc, CassetteMiss):
             # the agent swallowed the miss, or an SDK wrapped it: the block still fails on it
             raise self.misses[0] from exc
+        if self.blocked and not isinstance(exc, netguard.NetworkBlockedError):
+            raise self.blocked[0] from exc  # swallowed (or wrapped by an SDK): the block fails on it
         if exc is not None:
             return
         if self.check_order != "off":
@@ -891,6 +965,8 @@ class Session:
             if slot.parallel:
                 extra["parallel"] = True  # its place in the order is not checked on replay
             interactions.append(Interaction(seq, slot.kind, slot.key, request, response, extra))
+        if exc is None and self.unrouted:
+            self._unrouted(bool(interactions))
         if self._prior and exc is None:  # among the calls of the other tests sharing the cassette
             at = len(self._prior) if self._insert_at is None else self._insert_at
             interactions = _renumbered([*self._prior[:at], *interactions, *self._prior[at:]])
@@ -932,6 +1008,32 @@ class Session:
             self._count("rerecorded", drifted=bool(self.drift))
         else:
             self._count("recorded")
+
+    def _unrouted(self, recorded: bool) -> None:
+        """A block that saw clients bypass the seam: fails when it recorded nothing (its empty
+        cassette would replay as a pass), else warns, naming each."""
+        seen = "; ".join(c.describe() for c in self.unrouted[:5])
+        fix = (
+            "Route the client through cassette: `client = cassette.instrument(OpenAI(...))`, or build it "
+            "with `http_client=cassette.http_client()` (and `http_async_client=` / "
+            "`cassette.async_http_client()` for a framework's async path). If that host is meant to be "
+            "reached (a local database, a test server), list it in [tool.cassette] allow_hosts."
+        )
+        if recorded:
+            warnings.warn_explicit(
+                f"cassette {self.path.absolute()}: some calls bypassed the seam and were not recorded: "
+                f"{seen}. Replay will not serve them. {fix}",
+                CassetteWarning,
+                filename=str(self.path),
+                lineno=1,
+            )
+            return
+        self._count("failed")
+        raise UnroutedClientError(
+            f"cassette {self.path.absolute()}: recorded no calls, but {seen} without going through the "
+            f"cassette seam. No cassette was written: it would replay as an empty pass. {fix}",
+            path=self.path,
+        )
 
     def _failed_of_others(self) -> tuple[list[Interaction], int]:
         """The calls of the other tests sharing the cassette in its failed recording, and how many
@@ -1037,3 +1139,6 @@ def _first_divergence(served: list[int]) -> str | None:
         if got != want:
             return f"call {n + 1} was served recorded interaction #{got}, expected #{want}"
     return None
+
+
+netguard.register_sessions(replaying_session, recording_session, routing)

@@ -1164,6 +1164,51 @@ def _failed(exc: Exception, tool: str) -> dict[str, Any]:
         raise refused from exc
 
 
+def replay_outcome(response: Any, tool_name: str, path: Any) -> tuple[Any, BaseException | None]:
+    """A recorded tool response rebuilt as replay hands it back: ``(result, None)`` or ``(None, error)``.
+
+    The one decoding of recorded tool values: ``@cassette.tool`` returns the result (or raises
+    the error) and ``cassette verify`` runs it on every tool call, so what verify passes, replay
+    rebuilds. A record of the wrong shape raises `CassetteShapeError` naming ``path``.
+
+    Example::
+
+        replay_outcome({"result": {"$bytes": "aGk="}}, "fetch", "c.json") == (b"hi", None)
+    """
+    # the full path, as every other error about a cassette file gives it
+    where = path.absolute() if hasattr(path, "absolute") else path
+    try:
+        if not isinstance(response, dict):
+            raise CassetteShapeError(
+                f"cassette {where}: the recorded response of tool {tool_name!r} is a "
+                f"{type(response).__name__}, not an object. Restore the cassette from git or re-record it.",
+                path=where,
+            )
+        if "error" in response:
+            return None, _rebuild_error(response["error"], tool_name)
+        if "result" in response:
+            return from_jsonable(response["result"]), None
+        what = "was cut off while recording: it has" if response.get("incomplete") else "has"
+        raise CassetteShapeError(
+            f"cassette {where}: the recorded response of tool {tool_name!r} {what} neither "
+            f"`result` nor `error` (keys: {sorted(response)[:10]}). Restore the cassette from "
+            "git or re-record it.",
+            path=where,
+        )
+    except CassetteError as exc:
+        if exc.path is not None:
+            raise
+        # the same class (UnimportedTypeError stays one), now naming the cassette
+        raise type(exc)(f"cassette {where}: {exc}", path=where) from None
+    except Exception as exc:
+        # a recorded value of the wrong shape (edited or corrupted), not a tool failure
+        raise CassetteShapeError(
+            f"cassette {where}: the recorded outcome of tool {tool_name!r} cannot be rebuilt "
+            f"({type(exc).__name__}: {exc}). Re-record the cassette.",
+            path=where,
+        ) from None
+
+
 @overload
 def tool(fn: F, *, name: str | None = None) -> F: ...
 @overload
@@ -1193,34 +1238,10 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
     from cassette.seam.session import seam_session  # the session imports this module's callers
 
     def _replayed(response: dict[str, Any], path: Any) -> Any:
-        # the full path, as every other error about a cassette file gives it
-        where = path.absolute() if hasattr(path, "absolute") else path
-        try:
-            if "error" in response:
-                error = _rebuild_error(response["error"], tool_name)
-            elif "result" in response:
-                return from_jsonable(response["result"])
-            else:
-                what = "was cut off while recording: it has" if response.get("incomplete") else "has"
-                raise CassetteShapeError(
-                    f"cassette {where}: the recorded response of tool {tool_name!r} {what} neither "
-                    f"`result` nor `error` (keys: {sorted(response)[:10]}). Restore the cassette from "
-                    "git or re-record it.",
-                    path=where,
-                )
-        except CassetteError as exc:
-            if exc.path is not None:
-                raise
-            # the same class (UnimportedTypeError stays one), now naming the cassette
-            raise type(exc)(f"cassette {where}: {exc}", path=where) from None
-        except Exception as exc:
-            # a recorded value of the wrong shape (edited or corrupted), not a tool failure
-            raise CassetteShapeError(
-                f"cassette {where}: the recorded outcome of tool {tool_name!r} cannot be rebuilt "
-                f"({type(exc).__name__}: {exc}). Re-record the cassette.",
-                path=where,
-            ) from None
-        raise error
+        result, error = replay_outcome(response, tool_name, path)
+        if error is not None:
+            raise error
+        return result
 
     if inspect.iscoroutinefunction(fn):
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +19,13 @@ from cassette.errors import (
     MissingBlobError,
     TamperedBlobError,
 )
-from cassette.store.files import MAX_MANIFEST_BYTES, atomic_write
+from cassette.store.files import MAX_MANIFEST_BYTES, TMP_SUFFIX, atomic_write
 
 BLOB_DIR_NAME = ".blobs"
 BLOB_ID = re.compile(r"[0-9a-f]{40}")
+# A recording in progress: `.recording.<pid>.<hex>.tmp` in the store's top folder, made before its
+# first blob is written or touched and removed once its manifest is in place (see `BlobStore.writing`).
+WRITER_PREFIX = ".recording"
 
 
 # --- blob store -----------------------------------------------------------------------------------
@@ -45,6 +51,10 @@ class BlobStore:
         assert store.get(blob_id) == b"a long system prompt ..."
     """
 
+    # set by `writing`: the marker of the recording in progress, made before its first blob
+    _marking = False
+    _marker: Path | None = None
+
     def __init__(self, root: Path) -> None:
         # hydrate() builds one per call: re-parsing a Path costs more than the blob lookup itself
         self.root = root if isinstance(root, Path) else Path(root)
@@ -69,11 +79,43 @@ class BlobStore:
         return self.root / blob_id[:2] / blob_id[2:]
 
     def put(self, data: bytes) -> str:
+        """Store ``data`` under its id; a blob already there is touched (its mtime is this use's).
+
+        `cassette gc` keeps a blob touched after it started, so a recording that re-uses an
+        old, unreferenced blob never loses it to a gc running at the same moment.
+        """
         blob_id = git_blob_id(data)
         target = self.path_for(blob_id)
-        if not target.exists():
+        if self._marking and self._marker is None:
+            self._marker = _writer_marker(self.root)
+        if not _touched(target):
             atomic_write(target, data)
         return blob_id
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[BlobStore]:
+        """Mark a recording in progress for `cassette gc` while it writes its blobs, then its manifest.
+
+        A marker file ``.recording.<pid>.<hex>.tmp`` is made in the store before the first
+        blob is written (or touched) and removed when the block ends; gc keeps every blob
+        modified after the oldest live marker started, so blobs written for a manifest not
+        yet saved are never taken for garbage. No blob written: no marker, no store made.
+
+        Example::
+
+            with store.writing():
+                manifest = manifest_bytes(cassette, store, 512)
+                atomic_write(path, manifest)
+        """
+        self._marking = True
+        try:
+            yield self
+        finally:
+            self._marking = False
+            marker, self._marker = self._marker, None
+            if marker is not None:
+                with contextlib.suppress(OSError):
+                    marker.unlink()
 
     def has(self, blob_id: str) -> bool:
         return self.path_for(blob_id).is_file()
@@ -130,6 +172,26 @@ class BlobStore:
                 path=manifest or target,
             )
         return data
+
+
+def _touched(path: Path) -> bool:
+    """Set an existing blob's mtime to now; False when there is no blob there (write it)."""
+    try:
+        os.utime(path)
+    except FileNotFoundError:
+        return False
+    except OSError:  # a read-only store (someone else's files): there it is, as it was
+        return path.is_file()
+    return True
+
+
+def _writer_marker(root: Path) -> Path:
+    """Make this recording's marker in the store ``root`` (made if need be) and return its path."""
+    root.mkdir(parents=True, exist_ok=True)
+    marker = root / f"{WRITER_PREFIX}.{os.getpid()}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+    with open(marker, "xb"):
+        pass
+    return marker
 
 
 def _unlinked(real_root: str, blob_id: str) -> str | None:

@@ -110,12 +110,13 @@ def save_cassette(cassette: Cassette, path: Path, threshold: int, *, compress: b
     """
     try:
         store = BlobStore(cassette.store or default_store_for(path))
-        data = manifest_bytes(cassette, store, threshold, compact=compress)
-        if compress:
-            if _holds(path, data):
-                return
-            data = gzip_bytes(data)
-        atomic_write(path, data)
+        with store.writing():  # `cassette gc` keeps what it writes until the manifest is in place
+            data = manifest_bytes(cassette, store, threshold, compact=compress)
+            if compress:
+                if _holds(path, data):
+                    return
+                data = gzip_bytes(data)
+            atomic_write(path, data)
     except NotRegularFileError as exc:
         raise not_writable_error(path, exc) from None
     except OSError as exc:  # a file where a directory should be, no permission, a full disk...

@@ -1,0 +1,168 @@
+"""`cassette gc --apply` running while another process records never deletes what the recording writes.
+
+Two real processes share one blob store: one records cassettes over and over (its tool results
+are above the blob threshold, some of them payloads an earlier recording left unreferenced and
+old), re-opening each cassette as replay would right after saving it; the other runs
+``cassette gc --apply --grace 0`` in a loop until the recorder is done. Without the recording
+marker and the touch of re-used blobs, gc deleted a blob of a manifest saved a moment later.
+No sleeps: the recorder starts once gc has run once (a line on its stdout), gc stops when the
+recorder's done file appears, both are bounded in count and time; mtimes are set with os.utime.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cassette.cli import main
+from cassette.maintenance.hygiene import plan_gc, recordings_in_progress
+from cassette.store.blobs import BlobStore
+
+ROOT = Path(__file__).resolve().parents[1]
+SAVES = 150
+DAY = 86400.0
+
+RECORDER = r"""
+import json, sys, time
+from pathlib import Path
+import cassette
+from cassette.errors import MissingBlobError
+
+pool = json.loads(Path("pool.json").read_text())
+missing, saves, deadline = [], 0, time.monotonic() + 90
+
+
+@cassette.tool
+def lookup(n: int) -> dict:
+    # a payload re-used from the pool (old and unreferenced when first used), one of its own, and
+    # a row list whose object is a JSON blob holding a text blob
+    return {"pool": pool[n % len(pool)], "own": f"answer {n} " * 200, "rows": [{"n": n, "text": "r" * 900}]}
+
+
+for n in range(int(sys.argv[1])):
+    if time.monotonic() > deadline:
+        break
+    path = Path(f"cassettes/c{n % 3}.json")
+    with cassette.using(path, mode="record"):
+        lookup(n)
+    saves += 1
+    try:
+        with cassette.using(path, mode="replay"):
+            assert lookup(n)["pool"] == pool[n % len(pool)]
+    except MissingBlobError as exc:
+        missing.append(str(exc))
+Path("recorder.done").write_text("")
+print(json.dumps({"saves": saves, "missing": missing}))
+"""
+
+COLLECTOR = r"""
+import contextlib, io, json, sys, time
+from pathlib import Path
+from cassette.cli import main
+
+removed, runs, deadline = [], 0, time.monotonic() + 120
+while runs < 5000 and time.monotonic() < deadline:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["gc", "cassettes", "--apply", "--grace", "0"])
+    runs += 1
+    if code != 0:
+        print(json.dumps({"error": out.getvalue()}), flush=True)
+        sys.exit(1)
+    lines = out.getvalue().splitlines()
+    removed += [line.rsplit(" ", 1)[1] for line in lines if line.startswith("removed unreferenced blob ")]
+    if runs == 1:
+        print("ready", flush=True)
+    if Path("recorder.done").exists():
+        break
+print(json.dumps({"runs": runs, "removed": removed}), flush=True)
+"""
+
+
+def _age(path: Path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def _python(code: str, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("CASSETTE_MODE", None)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_gc_in_a_loop_never_deletes_a_blob_a_concurrent_recording_saves(tmp_path: Path) -> None:
+    Path("pyproject.toml").write_text('[tool.cassette]\ncassette_dir = "cassettes"\n')
+    store = BlobStore(Path("cassettes/.blobs"))
+    pool = [f"pooled payload {i} " * 100 for i in range(8)]
+    Path("pool.json").write_text(json.dumps(pool))
+    # left over by earlier recordings: unreferenced and a day old. The pool's come back into use
+    pooled = [store.path_for(store.put(p.encode())) for p in pool]
+    orphans = [store.path_for(store.put(f"an old prompt nothing uses {i} ".encode() * 40)) for i in range(3)]
+    for p in (*pooled, *orphans):
+        _age(p, DAY)
+
+    collector = _python(COLLECTOR)
+    assert collector.stdout is not None
+    first = collector.stdout.readline()  # gc has run once: the recording starts while it loops
+    assert first.strip() == "ready", first + collector.communicate(timeout=60)[1]
+    recorder = _python(RECORDER, str(SAVES))
+    rec_out, rec_err = recorder.communicate(timeout=180)
+    gc_out, gc_err = collector.communicate(timeout=180)
+    assert recorder.returncode == 0, rec_err
+    assert collector.returncode == 0, gc_out + gc_err
+    recorded = json.loads(rec_out.splitlines()[-1])
+    collected = json.loads(gc_out.splitlines()[-1])
+
+    assert recorded["missing"] == []
+    assert recorded["saves"] == SAVES
+    assert collected["runs"] >= 2  # it ran during the recordings, not only before them
+    # the truly orphaned old blobs went, while the recording ran
+    assert {str(p.resolve()) for p in orphans} <= set(collected["removed"])
+    assert not any(p.exists() for p in orphans)
+    assert recordings_in_progress(store.root) == []  # every marker was removed with its recording
+    assert main(["verify", "cassettes"]) == 0
+
+
+def test_a_marker_keeps_blobs_newer_than_its_recording_and_a_touch_keeps_a_reused_blob(
+    tmp_path: Path,
+) -> None:
+    """The two rules, one at a time, with mtimes set by hand."""
+    Path("pyproject.toml").write_text('[tool.cassette]\ncassette_dir = "cassettes"\n')
+    Path("cassettes").mkdir()
+    store = BlobStore(Path("cassettes/.blobs"))
+    old = store.path_for(store.put(b"old and unreferenced " * 40))
+    _age(old, DAY)
+    with store.writing():
+        written = store.path_for(store.put(b"written for a manifest not saved yet " * 40))
+        (marker,) = recordings_in_progress(store.root)
+        _age(marker, 60)  # the recording began a minute ago
+        _age(written, 30)  # and wrote this half a minute ago
+        plan = plan_gc(Path("cassettes"), store.root, grace=0)
+        assert plan.blobs == [old.resolve()] and plan.young == [written.resolve()]
+        assert plan.recordings == [marker.resolve()]
+    assert not marker.exists()
+    plan = plan_gc(Path("cassettes"), store.root, grace=0)
+    assert sorted(plan.blobs) == sorted([old.resolve(), written.resolve()])  # no recording: both garbage
+    # a grace period keeps the recent one without a marker
+    plan = plan_gc(Path("cassettes"), store.root, grace=3600)
+    assert plan.blobs == [old.resolve()] and plan.young == [written.resolve()]
+
+    # planned as garbage, then re-used by a recording before the removal: put back, not deleted
+    plan = plan_gc(Path("cassettes"), store.root, grace=0)
+    assert old.resolve() in plan.blobs
+    assert store.put(b"old and unreferenced " * 40) == old.parent.name + old.name  # touches it
+    from cassette.maintenance.hygiene import apply_gc
+
+    apply_gc(plan)
+    assert old.exists() and plan.restored == [old.resolve()]
+    assert not written.exists()

@@ -1,0 +1,163 @@
+"""Command-line options, ``[tool.cassette]`` and the run's mode: read once at configure time.
+
+Mode precedence: ``--cassette-mode`` > ``CASSETTE_MODE`` > the marker's ``mode`` >
+``[tool.cassette] mode``. The flag sets ``CASSETTE_MODE`` for the run, so it also governs
+``cassette.use``/``cassette.using`` inside tests and reaches xdist workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import pytest
+
+from cassette.config import (
+    MODES,
+    Config,
+    clear_config_cache,
+    env_mode,
+    find_pyproject,
+    parse_config,
+    replace,
+    resolve_path,
+)
+from cassette.errors import CassetteConfigError
+from cassette.maintenance.hygiene import parse_age
+from cassette.pytest_plugin.guard import check_allow_hosts, run_guard
+from cassette.pytest_plugin.state import RunState
+from cassette.seam.netguard import guard_replay
+from cassette.seam.session import parse_mode
+
+
+def mode_arg(value: str) -> str:
+    name = value.strip().lower()
+    if name not in MODES:
+        raise argparse.ArgumentTypeError(f"unknown cassette mode {value!r}; use one of: {', '.join(MODES)}")
+    return name
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cassette", "cassette: record and replay LLM agent runs")
+    group.addoption(
+        "--cassette-mode",
+        type=mode_arg,
+        default=None,
+        metavar="MODE",
+        help="auto, record, replay or rerecord for every cassette of the run (beats CASSETTE_MODE).",
+    )
+    group.addoption(
+        "--cassette-dir",
+        default=None,
+        metavar="DIR",
+        help="where default cassettes live (default: [tool.cassette] cassette_dir, tests/cassettes).",
+    )
+    group.addoption(
+        "--cassette-allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="let the network guard pass this host (name, *.pattern, IP or CIDR); repeatable.",
+    )
+    group.addoption(
+        "--cassette-no-network-guard",
+        action="store_true",
+        default=False,
+        help="do not block connections while replaying.",
+    )
+    group.addoption(
+        "--cassette-block-loopback",
+        action="store_true",
+        default=False,
+        help="while replaying, block loopback connections too (prove replay makes no connection).",
+    )
+    group.addoption(
+        "--cassette-orphans",
+        choices=("off", "warn", "fail"),
+        default=None,
+        help="report (warn) or fail on cassette files no collected test uses (whole-suite runs only).",
+    )
+
+
+def load_config(config: pytest.Config) -> Config:
+    pyproject = find_pyproject(config.rootpath)
+    cfg = parse_config(pyproject) if pyproject else Config(root=config.rootpath)
+    chosen = config.getoption("cassette_dir")
+    if chosen is not None:
+        if not chosen.strip() or "\x00" in chosen:
+            raise CassetteConfigError(
+                f"--cassette-dir={chosen!r} names no directory. Give a directory such as tests/cassettes."
+            )
+        where = resolve_path(Path(chosen))
+        if where.exists() and not where.is_dir():
+            raise CassetteConfigError(
+                f"--cassette-dir={chosen}: {where} is a file, not a directory. Give the directory that "
+                "holds (or will hold) the cassettes."
+            )
+        cfg = replace(cfg, cassette_dir=str(where))
+    return cfg
+
+
+def start_run(config: pytest.Config) -> RunState:
+    """Read the options and config, arm the run's guard and set ``CASSETTE_MODE`` from the flag."""
+    clear_config_cache()
+    try:
+        cfg = load_config(config)
+        max_age = parse_age(cfg.max_age, source=cfg.source) if cfg.max_age else None
+        mode_flag = config.getoption("cassette_mode")
+        if mode_flag is None and env_mode() is not None:
+            parse_mode(env_mode() or "", source="the CASSETTE_MODE environment variable")
+        check_plugins(cfg)
+    except CassetteConfigError as exc:
+        raise pytest.UsageError(f"cassette: {exc}") from None
+    check_allow_hosts(config)
+    guard = run_guard(cfg, config)
+    state = RunState(
+        config=cfg,
+        guard=guard,
+        orphans=config.getoption("cassette_orphans") or cfg.orphans,
+        max_age=max_age,
+        mode_flag=mode_flag,
+    )
+    if mode_flag is not None:
+        state.saved_env_mode = os.environ.get("CASSETTE_MODE")
+        os.environ["CASSETTE_MODE"] = mode_flag
+    state.previous_guard = guard_replay(guard)
+    return state
+
+
+def check_plugins(cfg: Config) -> None:
+    """Load the configured plugins now (import and register, which checks each hook's arguments), so
+    a typo is a usage error, not a failure in every test."""
+    from cassette.plugins.manager import _new_manager, reset_plugin_manager
+
+    if cfg.plugins:
+        try:
+            _new_manager(cfg.plugins, cfg.root)
+        except CassetteConfigError as exc:
+            raise CassetteConfigError(f"{cfg.source}: {exc}", path=cfg.source) from exc
+    reset_plugin_manager()  # the next use reads this project's config and entry points
+
+
+def end_run(state: RunState) -> None:
+    """Undo what `start_run` changed in the process (guard, ``CASSETTE_MODE``, caches)."""
+    guard_replay(state.previous_guard)
+    if state.mode_flag is not None:
+        if state.saved_env_mode is None:
+            os.environ.pop("CASSETTE_MODE", None)
+        else:
+            os.environ["CASSETTE_MODE"] = state.saved_env_mode
+    from cassette.plugins.manager import reset_plugin_manager
+
+    reset_plugin_manager()
+    clear_config_cache()
+
+
+def header(state: RunState) -> str:
+    """The ``cassette: mode=..., dir=..., network guard ...`` line of pytest's header."""
+    mode = state.mode_flag or env_mode() or state.config.mode
+    guard = "off"
+    if state.guard is not None:
+        guard = "on" + ("" if state.guard.allow_loopback else ", loopback blocked")
+    return f"cassette: mode={mode}, dir={state.config.cassette_root()}, network guard {guard}"

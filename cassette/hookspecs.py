@@ -120,3 +120,18 @@ def cassette_stream_complete(request: dict[str, Any], events: list[str]) -> bool
     A stream closed early for which no plugin answers ``True`` is recorded with
     ``"incomplete": true``. The first non-``None`` result wins.
     """
+
+
+@hookspec
+def cassette_placeholder_credentials() -> dict[str, str]:
+    """Return the environment variables an SDK needs set before it builds a client, with placeholders.
+
+    :return: variable name -> placeholder value, e.g. ``{"OPENAI_API_KEY": "cassette-replay"}``.
+        Leave out a variable when the SDK already finds its credentials another way (the plugin may
+        look at ``os.environ``).
+
+    In a replaying pytest run the plugin sets each returned variable that is not set, before
+    collection, so a module-level ``OpenAI()`` in a test file builds without a real key (replay
+    sends nothing). All results are merged.
+    """
+    return {}

@@ -29,22 +29,44 @@ from cassette.pytest_plugin.collection import SESSION_FIXTURE, CollectionWatch, 
 from cassette.pytest_plugin.item import ITEM, TestDidNotRun, after_call, open_session
 from cassette.pytest_plugin.markers import MARKER_HELP
 from cassette.pytest_plugin.naming import cassette_path_for, default_cassette_path, safe_name
-from cassette.pytest_plugin.options import add_options, end_run, header, start_run
-from cassette.pytest_plugin.state import STATE, begin_counting, finish_counting, merge_worker
+from cassette.pytest_plugin.options import (
+    CI_VARIABLES,
+    add_options,
+    ci_environment,
+    early_placeholders,
+    end_run,
+    header,
+    start_run,
+)
+from cassette.pytest_plugin.state import PLACEHOLDERS, STATE, begin_counting, finish_counting, merge_worker
 from cassette.pytest_plugin.summary import check_orphans, summary_lines, write_summary
 from cassette.seam.netguard import take_blocked
 from cassette.seam.session import Session
 
-__all__ = ["cassette_path_for", "default_cassette_path", "safe_name", "summary_lines"]
+__all__ = [
+    "CI_VARIABLES",
+    "cassette_path_for",
+    "ci_environment",
+    "default_cassette_path",
+    "safe_name",
+    "summary_lines",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    early_config.stash[PLACEHOLDERS] = early_placeholders(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
-    state = start_run(config)
+    state = start_run(config, config.stash.get(PLACEHOLDERS, None))
     config.stash[STATE] = state
     config.pluginmanager.register(CollectionWatch(state), "cassette-collection-watch")
 
@@ -55,7 +77,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         end_run(state)
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
     state = config.stash.get(STATE, None)
     return None if state is None else header(state)
 

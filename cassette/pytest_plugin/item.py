@@ -8,19 +8,20 @@ test failure whose message is cassette's, not a traceback through its source.
 from __future__ import annotations
 
 import os
+import shlex
 import sysconfig
 import warnings
 from pathlib import Path
 
 import pytest
 
-from cassette.config import Config, resolve_path
-from cassette.errors import CassetteError, CassetteWarning
+from cassette.config import Config, env_mode, resolve_path
+from cassette.errors import CassetteError, CassetteNotFoundError, CassetteWarning
 from cassette.maintenance.hygiene import cassette_age, format_age
 from cassette.pytest_plugin.guard import item_guard
 from cassette.pytest_plugin.locking import RecordLock, file_mark, will_write
 from cassette.pytest_plugin.markers import marker_options
-from cassette.pytest_plugin.naming import cassette_path_for
+from cassette.pytest_plugin.naming import cassette_path_for, shown_path
 from cassette.pytest_plugin.state import STATE, RunState
 from cassette.seam.netguard import NetworkBlockedError, NetworkPolicy, guard_replay, take_blocked
 from cassette.seam.session import Mode, Session, failed_path, parse_mode, pending_path, resolve_mode
@@ -129,6 +130,8 @@ def open_session(request: pytest.FixtureRequest) -> ItemCassette:
     if mode is not None:
         parse_mode(mode, source=f"@pytest.mark.cassette on {item.nodeid}")
     mode = expiry(item, state, path, mode)
+    if resolve_mode(mode, cfg) is Mode.REPLAY and not path.exists():
+        raise missing_cassette(item, state, path, mode)
     users = state.users.get(str(resolve_path(path)), set())
     if resolve_mode(mode, cfg) in (Mode.RECORD, Mode.RERECORD):
         # calls the file holds for tests this run did not collect (a node id or a file given, --lf):
@@ -161,6 +164,29 @@ def open_session(request: pytest.FixtureRequest) -> ItemCassette:
             lock.release()
         raise
     return ItemCassette(session, state, guard, lock, item.nodeid)
+
+
+def missing_cassette(item: pytest.Item, state: RunState, path: Path, mode: str | None) -> CassetteError:
+    """The error for a test that replays a cassette nobody recorded: which test, why replay, what to run."""
+    if state.mode_flag is not None:
+        why = f"--cassette-mode={state.mode_flag}"
+    elif env_mode() is not None:
+        why = f"CASSETTE_MODE={env_mode()}"
+    elif mode is not None:
+        why = f"@pytest.mark.cassette(mode={mode!r})"
+    elif state.ci is not None:
+        why = (
+            f"CI detected ({state.ci} is set) and no mode set: on CI a missing cassette is an error, never "
+            "a live recording; --cassette-mode=auto or [tool.cassette] mode = 'auto' records there"
+        )
+    else:
+        why = "[tool.cassette] mode = 'replay'"
+    record = shlex.join(["pytest", "--cassette-mode=auto", item.nodeid])
+    return CassetteNotFoundError(
+        f"{item.nodeid}: no cassette at {shown_path(path, state.config)}, and this run replays ({why}). "
+        f"Record it locally, with the API key set: {record}, then commit the cassette.",
+        path=path,
+    )
 
 
 def owners_not_collected(path: Path, cfg: Config, state: RunState, item: pytest.Item) -> set[str]:

@@ -106,3 +106,12 @@ def cassette_path_for(item: pytest.Item, cfg: Config, options: dict[str, Any] | 
             "cassette dir, or an absolute path if that location is really meant."
         )
     return full
+
+
+def shown_path(path: Path, cfg: Config) -> str:
+    """``path`` as a report prints it: relative to the project root when inside it, else absolute."""
+    full = resolve_path(path)
+    try:
+        return full.relative_to(resolve_path(cfg.root)).as_posix()
+    except ValueError:
+        return str(full)

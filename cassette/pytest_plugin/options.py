@@ -1,8 +1,9 @@
 """Command-line options, ``[tool.cassette]`` and the run's mode: read once at configure time.
 
 Mode precedence: ``--cassette-mode`` > ``CASSETTE_MODE`` > the marker's ``mode`` >
-``[tool.cassette] mode``. The flag sets ``CASSETTE_MODE`` for the run, so it also governs
-``cassette.use``/``cassette.using`` inside tests and reaches xdist workers.
+``[tool.cassette] mode`` > the default: ``replay`` on CI (`ci_environment`), else ``auto``. The
+flag sets ``CASSETTE_MODE`` for the run, so it also governs ``cassette.use``/``cassette.using``
+inside tests and reaches xdist workers.
 """
 
 from __future__ import annotations
@@ -25,10 +26,48 @@ from cassette.config import (
 )
 from cassette.errors import CassetteConfigError
 from cassette.maintenance.hygiene import parse_age
+from cassette.pytest_plugin import credentials
 from cassette.pytest_plugin.guard import check_allow_hosts, run_guard
 from cassette.pytest_plugin.state import RunState
 from cassette.seam.netguard import guard_replay
 from cassette.seam.session import parse_mode
+
+# Set by CI services (any non-empty value but 0/false/no/off). CI=false (or 0) says "not CI" even
+# where another of these is set.
+CI_VARIABLES = (
+    "CI",
+    "CONTINUOUS_INTEGRATION",
+    "GITHUB_ACTIONS",
+    "GITLAB_CI",
+    "BUILDKITE",
+    "CIRCLECI",
+    "JENKINS_URL",
+    "TF_BUILD",
+    "TEAMCITY_VERSION",
+    "TRAVIS",
+    "APPVEYOR",
+    "BITBUCKET_BUILD_NUMBER",
+    "CODEBUILD_BUILD_ID",
+    "DRONE",
+    "SEMAPHORE",
+)
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def ci_environment() -> str | None:
+    """The variable that says this process runs on CI (``"GITHUB_ACTIONS"``...), or ``None``.
+
+    Example::
+
+        ci_environment()  # None on a laptop; "CI" under CI=true; None under CI=false
+    """
+    if os.environ.get("CI", "").strip().lower() in _FALSE and os.environ.get("CI", "").strip():
+        return None
+    for name in CI_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value and value.lower() not in _FALSE:
+            return name
+    return None
 
 
 def mode_arg(value: str) -> str:
@@ -99,8 +138,42 @@ def load_config(config: pytest.Config) -> Config:
     return cfg
 
 
-def start_run(config: pytest.Config) -> RunState:
-    """Read the options and config, arm the run's guard and set ``CASSETTE_MODE`` from the flag."""
+def run_mode(flag: str | None, cfg: Config) -> tuple[Config, str | None]:
+    """The config with the run's default mode applied, and the CI variable when CI made it ``replay``.
+
+    On CI, with no mode set anywhere (flag, ``CASSETTE_MODE``, ``[tool.cassette] mode``), the default
+    is ``replay``: a forgotten cassette fails there instead of being recorded live and passing. A
+    marker's ``mode`` still wins for its test.
+    """
+    if flag is None and env_mode() is None and "mode" not in cfg.keys:
+        ci = ci_environment()
+        if ci is not None:
+            return replace(cfg, mode="replay"), ci
+    return cfg, None
+
+
+def replays(flag: str | None, cfg: Config) -> bool:
+    """Whether the run's mode (before any marker) is ``replay``."""
+    return (flag or env_mode() or cfg.mode).strip().lower() == "replay"
+
+
+def early_placeholders(config: pytest.Config) -> list[str]:
+    """Before the first conftest is imported: set placeholder credentials if the run replays."""
+    try:
+        flag = getattr(config.known_args_namespace, "cassette_mode", None)
+        pyproject = find_pyproject(config.rootpath)
+        cfg = parse_config(pyproject) if pyproject else Config(root=config.rootpath)
+    except (CassetteConfigError, OSError):
+        return []  # pytest_configure reports a broken config as a usage error
+    cfg, _ = run_mode(flag, cfg)
+    return credentials.provide() if replays(flag, cfg) else []
+
+
+def start_run(config: pytest.Config, placeholders: list[str] | None) -> RunState:
+    """Read the options and config, arm the run's guard and set ``CASSETTE_MODE`` from the flag.
+
+    ``placeholders``: the credentials `early_placeholders` set (``None``: it did not run).
+    """
     clear_config_cache()
     try:
         cfg = load_config(config)
@@ -112,6 +185,9 @@ def start_run(config: pytest.Config) -> RunState:
     except CassetteConfigError as exc:
         raise pytest.UsageError(f"cassette: {exc}") from None
     check_allow_hosts(config)
+    cfg, ci = run_mode(mode_flag, cfg)
+    if placeholders is None:
+        placeholders = credentials.provide() if replays(mode_flag, cfg) else []
     guard = run_guard(cfg, config)
     state = RunState(
         config=cfg,
@@ -119,6 +195,8 @@ def start_run(config: pytest.Config) -> RunState:
         orphans=config.getoption("cassette_orphans") or cfg.orphans,
         max_age=max_age,
         mode_flag=mode_flag,
+        ci=ci,
+        placeholders=placeholders,
     )
     if mode_flag is not None:
         state.saved_env_mode = os.environ.get("CASSETTE_MODE")
@@ -143,6 +221,7 @@ def check_plugins(cfg: Config) -> None:
 def end_run(state: RunState) -> None:
     """Undo what `start_run` changed in the process (guard, ``CASSETTE_MODE``, caches)."""
     guard_replay(state.previous_guard)
+    credentials.withdraw(state.placeholders)
     if state.mode_flag is not None:
         if state.saved_env_mode is None:
             os.environ.pop("CASSETTE_MODE", None)
@@ -154,10 +233,17 @@ def end_run(state: RunState) -> None:
     clear_config_cache()
 
 
-def header(state: RunState) -> str:
-    """The ``cassette: mode=..., dir=..., network guard ...`` line of pytest's header."""
+def header(state: RunState) -> list[str]:
+    """The ``cassette: mode=..., dir=..., network guard ...`` line of pytest's header (and the
+    placeholder credentials line when any were set)."""
     mode = state.mode_flag or env_mode() or state.config.mode
+    if state.ci is not None:
+        mode += f" (CI detected: {state.ci} is set; --cassette-mode=auto records)"
     guard = "off"
     if state.guard is not None:
         guard = "on" + ("" if state.guard.allow_loopback else ", loopback blocked")
-    return f"cassette: mode={mode}, dir={state.config.cassette_root()}, network guard {guard}"
+    lines = [f"cassette: mode={mode}, dir={state.config.cassette_root()}, network guard {guard}"]
+    if state.placeholders:
+        names = ", ".join(state.placeholders)
+        lines.append(f"cassette: placeholder credentials set (replay sends no key): {names}")
+    return lines

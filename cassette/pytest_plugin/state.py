@@ -22,6 +22,8 @@ class RunState:
     orphans: str
     max_age: float | None
     mode_flag: str | None
+    ci: str | None = None  # the CI variable that made replay the run's default mode
+    placeholders: list[str] = field(default_factory=list)  # placeholder credentials this run set
     saved_env_mode: str | None = None
     previous_guard: NetworkPolicy | None = None
     saved_stats: dict[str, Any] | None = None
@@ -57,6 +59,7 @@ class RunState:
 
 
 STATE = pytest.StashKey[RunState]()
+PLACEHOLDERS = pytest.StashKey[list[str]]()  # set before the initial conftests are imported
 WORKEROUTPUT_KEY = "cassette"  # where an xdist worker hands its RunState to the controller
 
 

@@ -77,3 +77,8 @@ def cassette_stream_complete(request: dict[str, Any], events: list[str]) -> bool
         return None
     name, _ = sse_fields(events[-1])
     return name in ("message_stop", "error")
+
+
+@hookimpl
+def cassette_placeholder_credentials() -> dict[str, str]:
+    return {"ANTHROPIC_API_KEY": "cassette-replay-no-key"}  # Anthropic() refuses to build without one

@@ -17,6 +17,7 @@ Registered like every provider, but runs last so the specific ones win.
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -54,3 +55,12 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any]:
             except UnicodeDecodeError:
                 out["sha256"] = hashlib.sha256(request.body).hexdigest()
     return out
+
+
+@hookimpl
+def cassette_placeholder_credentials() -> dict[str, str]:
+    # google-genai's Client() refuses to build without a key, and its traffic is generic HTTP here
+    # (HttpOptions(httpx_client=cassette.http_client())); it reads either variable
+    if os.environ.get("GEMINI_API_KEY"):
+        return {}
+    return {"GOOGLE_API_KEY": "cassette-replay-no-key"}

@@ -89,3 +89,9 @@ def cassette_stream_complete(request: dict[str, Any], events: list[str]) -> bool
         return None
     name, data = sse_fields(events[-1])
     return data == "[DONE]" or name in _FINAL_EVENTS
+
+
+@hookimpl
+def cassette_placeholder_credentials() -> dict[str, str]:
+    # OpenAI() and AzureOpenAI() refuse to build without a key; replay sends none
+    return {"OPENAI_API_KEY": "cassette-replay-no-key", "AZURE_OPENAI_API_KEY": "cassette-replay-no-key"}

@@ -135,3 +135,18 @@ def cassette_placeholder_credentials() -> dict[str, str]:
     sends nothing). All results are merged.
     """
     return {}
+
+
+@hookspec(firstresult=True)
+def cassette_network_hint(host: str, packages: list[str]) -> str | None:
+    """Say how to turn off a library's own traffic that the network guard blocked while replaying.
+
+    :param host: the host the blocked connection (or DNS look-up) was for.
+    :param packages: the top-level packages on the caller's stack, outermost first
+        (``["threading", "agents", "httpx", ...]``).
+    :return: one sentence naming the library and its documented switch (added to the error and
+        listed in the pytest summary), or ``None`` when this plugin does not know the traffic.
+
+    Called from inside the guard, in whatever thread connected: answer from the arguments alone,
+    without I/O. The first non-``None`` result wins.
+    """

@@ -10,6 +10,7 @@ import pytest
 
 from cassette.config import clear_config_cache
 from cassette.pytest_plugin import CI_VARIABLES
+from cassette.seam.netguard import guard_run, take_blocked_outside
 from cassette.seam.session import _last
 from cassette.testing.devserver import DevServer
 
@@ -27,7 +28,11 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
             monkeypatch.delenv(name)
     clear_config_cache()
     _last.set(None)
+    outer_guard = guard_run(None)  # an inner replaying pytest run leaves its run-wide guard armed
+    guard_run(outer_guard)
     yield
+    guard_run(outer_guard)
+    take_blocked_outside()
     clear_config_cache()
 
 

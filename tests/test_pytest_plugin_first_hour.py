@@ -7,8 +7,10 @@ explicitly (the `_isolated` fixture of conftest.py clears them for every test).
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx2
@@ -253,3 +255,92 @@ def test_on_ci_a_fresh_process_with_no_key_replays_a_module_level_client(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "mode=replay (CI detected: CI is set" in done.stdout
     assert "OPENAI_API_KEY" in done.stdout and "1 passed" in done.stdout
+
+
+# --- the guard covers the whole replaying session, exit included ----------------------------------
+
+# A stand-in for openai-agents' trace exporter: a package named `agents` that posts to api.openai.com
+# on its own, from a background thread while the run goes on and from an exit handler.
+EXPORTER = """
+import os
+import socket
+import time
+
+def export(where):
+    start = time.monotonic()
+    host, port = os.environ.get("EXPORT_TO", "api.openai.com:443").split(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=30).close()
+        outcome = "connected"
+    except Exception as exc:
+        outcome = type(exc).__name__ + ": " + str(exc)
+    with open(where, "w") as f:
+        f.write(f"{time.monotonic() - start:.3f}\\n{outcome}")
+"""
+
+EXPORTER_CONFTEST = """
+import atexit
+import threading
+
+from agents import tracing
+
+atexit.register(tracing.export, "at-exit.txt")
+threading.Thread(target=tracing.export, args=("in-thread.txt",)).start()
+"""
+
+
+def test_a_replaying_run_blocks_a_librarys_own_traffic_from_a_thread_and_at_exit_naming_its_switch(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyprojecttoml(PYPROJECT)
+    pytester.mkpydir("agents")
+    pytester.path.joinpath("agents", "tracing.py").write_text(EXPORTER)
+    pytester.makeconftest(EXPORTER_CONFTEST)
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    start = time.monotonic()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--cassette-mode=replay")
+    took = time.monotonic() - start
+    result.assert_outcomes(passed=1)
+    for name in ("in-thread.txt", "at-exit.txt"):
+        took_there, outcome = pytester.path.joinpath(name).read_text().split("\n", 1)
+        # stopped before the DNS query, so at once: no resolver timeout, nothing sent
+        assert outcome.startswith("NetworkBlockedError: network blocked: a DNS look-up of api.openai.com:443")
+        assert "the run replays (--cassette-mode=replay) and no cassette session is active" in outcome
+        assert "set_tracing_disabled(True) or OPENAI_AGENTS_DISABLE_TRACING=1" in outcome
+        assert float(took_there) < 1.0
+    assert took < 30  # a few seconds of pytest start-up; a DNS timeout alone is 5 s per attempt
+    result.stdout.fnmatch_lines(
+        [
+            "*blocked outside tests: 1 host(s) the run-wide network guard stopped outside replay blocks*",
+            "  api.openai.com: This is openai-agents' own trace exporter*OPENAI_AGENTS_DISABLE_TRACING=1.",
+        ]
+    )
+    result.stderr.fnmatch_lines(
+        [
+            "cassette: the network guard blocked, at exit, after the last replay block:",
+            "  api.openai.com: This is openai-agents' own trace exporter*",
+        ]
+    )
+
+
+def test_the_run_wide_guard_is_off_unless_every_session_replays(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyprojecttoml(PYPROJECT)
+    pytester.mkpydir("agents")
+    pytester.path.joinpath("agents", "tracing.py").write_text(EXPORTER)
+    pytester.makeconftest(EXPORTER_CONFTEST)
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    with socket.socket() as server:  # a loopback listener, and a guard that blocks loopback too
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        monkeypatch.setenv("EXPORT_TO", f"127.0.0.1:{server.getsockname()[1]}")
+        args = ("-p", "no:cacheprovider", "--cassette-block-loopback")
+        pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)  # auto: a test may record
+        assert pytester.path.joinpath("at-exit.txt").read_text().endswith("\nconnected")
+        assert pytester.path.joinpath("in-thread.txt").read_text().endswith("\nconnected")
+        replaying = pytester.runpytest_subprocess(*args, "--cassette-mode=replay")
+        replaying.assert_outcomes(passed=1)
+        assert "NetworkBlockedError: network blocked: a connection to 127.0.0.1" in (
+            pytester.path.joinpath("at-exit.txt").read_text()
+        )

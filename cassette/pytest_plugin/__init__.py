@@ -26,22 +26,26 @@ import pytest
 
 from cassette.errors import CassetteError
 from cassette.pytest_plugin.collection import SESSION_FIXTURE, CollectionWatch, claim_cassettes
+from cassette.pytest_plugin.guard import collect_outside
 from cassette.pytest_plugin.item import ITEM, TestDidNotRun, after_call, open_session
 from cassette.pytest_plugin.markers import MARKER_HELP
 from cassette.pytest_plugin.naming import cassette_path_for, default_cassette_path, safe_name
 from cassette.pytest_plugin.options import (
     CI_VARIABLES,
+    EarlyStart,
     add_options,
     ci_environment,
-    early_placeholders,
+    early_start,
     end_run,
     header,
     start_run,
 )
-from cassette.pytest_plugin.state import PLACEHOLDERS, STATE, begin_counting, finish_counting, merge_worker
+from cassette.pytest_plugin.state import STATE, begin_counting, finish_counting, merge_worker
 from cassette.pytest_plugin.summary import check_orphans, summary_lines, write_summary
 from cassette.seam.netguard import take_blocked
 from cassette.seam.session import Session
+
+EARLY = pytest.StashKey[EarlyStart]()
 
 __all__ = [
     "CI_VARIABLES",
@@ -61,12 +65,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> None:
-    early_config.stash[PLACEHOLDERS] = early_placeholders(early_config)
+    early_config.stash[EARLY] = early_start(early_config)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
-    state = start_run(config, config.stash.get(PLACEHOLDERS, None))
+    state = start_run(config, config.stash.get(EARLY, None))
     config.stash[STATE] = state
     config.pluginmanager.register(CollectionWatch(state), "cassette-collection-watch")
 
@@ -176,6 +180,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)
     if state is None:
         return
+    collect_outside(state)
     if finish_counting(state, session.config):
         return  # an xdist worker: the controller reports for everyone
     check_orphans(session, state)

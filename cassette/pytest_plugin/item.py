@@ -23,7 +23,7 @@ from cassette.pytest_plugin.locking import RecordLock, file_mark, will_write
 from cassette.pytest_plugin.markers import marker_options
 from cassette.pytest_plugin.naming import cassette_path_for, shown_path
 from cassette.pytest_plugin.state import STATE, RunState
-from cassette.seam.netguard import NetworkBlockedError, NetworkPolicy, guard_replay, take_blocked
+from cassette.seam.netguard import NetworkBlockedError, NetworkPolicy, guard_replay, guard_run, take_blocked
 from cassette.seam.session import Mode, Session, failed_path, parse_mode, pending_path, resolve_mode
 from cassette.store.cassettes import load_cassette
 
@@ -50,6 +50,10 @@ class ItemCassette:
         self.lock = lock
         self.nodeid = nodeid
         self.previous_guard = guard_replay(guard)
+        # network_guard=False on a test of a replaying run: the run-wide guard is off for it too
+        self.suspended = guard is None and state.run_policy is not None
+        if self.suspended:
+            guard_run(None)
         self.closed = False
         self.conflict: CassetteError | None = None
         # a recording: its cassette's three files as the test found them. Another session writing one
@@ -70,6 +74,8 @@ class ItemCassette:
             self.session.finish(exc)
         finally:
             guard_replay(self.previous_guard)
+            if self.suspended:
+                guard_run(self.state.run_policy)
             if self.lock is not None:
                 self.lock.release()
             written = self.session.written

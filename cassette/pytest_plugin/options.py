@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -27,9 +28,17 @@ from cassette.config import (
 from cassette.errors import CassetteConfigError
 from cassette.maintenance.hygiene import parse_age
 from cassette.pytest_plugin import credentials
-from cassette.pytest_plugin.guard import check_allow_hosts, run_guard
+from cassette.pytest_plugin.guard import (
+    arm_run_guard,
+    check_allow_hosts,
+    end_run_guard,
+    register_exit_report,
+    replay_origin,
+    run_guard,
+    run_wide_policy,
+)
 from cassette.pytest_plugin.state import RunState
-from cassette.seam.netguard import guard_replay
+from cassette.seam.netguard import NetworkPolicy, guard_replay, guard_run
 from cassette.seam.session import parse_mode
 
 # Set by CI services (any non-empty value but 0/false/no/off). CI=false (or 0) says "not CI" even
@@ -157,22 +166,41 @@ def replays(flag: str | None, cfg: Config) -> bool:
     return (flag or env_mode() or cfg.mode).strip().lower() == "replay"
 
 
-def early_placeholders(config: pytest.Config) -> list[str]:
-    """Before the first conftest is imported: set placeholder credentials if the run replays."""
+@dataclass
+class EarlyStart:
+    """What the plugin did before the first conftest was imported."""
+
+    placeholders: list[str] = field(default_factory=list)
+    run_policy: NetworkPolicy | None = None  # the run-wide guard armed then
+    replaced: NetworkPolicy | None = None  # and the policy it replaced
+
+
+def early_start(config: pytest.Config) -> EarlyStart:
+    """Before the first conftest is imported: a replaying run gets placeholder credentials and, when
+    every session replays, the run-wide network guard (a conftest's imports are covered too)."""
+    register_exit_report()
+    known = config.known_args_namespace
     try:
-        flag = getattr(config.known_args_namespace, "cassette_mode", None)
+        flag = getattr(known, "cassette_mode", None)
         pyproject = find_pyproject(config.rootpath)
         cfg = parse_config(pyproject) if pyproject else Config(root=config.rootpath)
     except (CassetteConfigError, OSError):
-        return []  # pytest_configure reports a broken config as a usage error
+        return EarlyStart()  # pytest_configure reports a broken config as a usage error
     cfg, _ = run_mode(flag, cfg)
-    return credentials.provide() if replays(flag, cfg) else []
+    early = EarlyStart(credentials.provide() if replays(flag, cfg) else [])
+    why = replay_origin(flag)
+    if why is not None and cfg.network_guard and not getattr(known, "cassette_no_network_guard", False):
+        hosts = (*cfg.allow_hosts, *(getattr(known, "cassette_allow_host", None) or ()))
+        loopback = not getattr(known, "cassette_block_loopback", False)
+        early.run_policy = run_wide_policy(loopback, hosts, why)
+        early.replaced = guard_run(early.run_policy)
+    return early
 
 
-def start_run(config: pytest.Config, placeholders: list[str] | None) -> RunState:
+def start_run(config: pytest.Config, early: EarlyStart | None) -> RunState:
     """Read the options and config, arm the run's guard and set ``CASSETTE_MODE`` from the flag.
 
-    ``placeholders``: the credentials `early_placeholders` set (``None``: it did not run).
+    ``early``: what `early_start` did (``None``: it did not run, the plugin came late).
     """
     clear_config_cache()
     try:
@@ -186,7 +214,9 @@ def start_run(config: pytest.Config, placeholders: list[str] | None) -> RunState
         raise pytest.UsageError(f"cassette: {exc}") from None
     check_allow_hosts(config)
     cfg, ci = run_mode(mode_flag, cfg)
-    if placeholders is None:
+    if early is not None:
+        placeholders = early.placeholders
+    else:
         placeholders = credentials.provide() if replays(mode_flag, cfg) else []
     guard = run_guard(cfg, config)
     state = RunState(
@@ -202,6 +232,7 @@ def start_run(config: pytest.Config, placeholders: list[str] | None) -> RunState
         state.saved_env_mode = os.environ.get("CASSETTE_MODE")
         os.environ["CASSETTE_MODE"] = mode_flag
     state.previous_guard = guard_replay(guard)
+    arm_run_guard(state, early.run_policy if early else None, early.replaced if early else None)
     return state
 
 
@@ -221,6 +252,7 @@ def check_plugins(cfg: Config) -> None:
 def end_run(state: RunState) -> None:
     """Undo what `start_run` changed in the process (guard, ``CASSETTE_MODE``, caches)."""
     guard_replay(state.previous_guard)
+    end_run_guard(state)
     credentials.withdraw(state.placeholders)
     if state.mode_flag is not None:
         if state.saved_env_mode is None:

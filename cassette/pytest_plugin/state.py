@@ -26,6 +26,10 @@ class RunState:
     placeholders: list[str] = field(default_factory=list)  # placeholder credentials this run set
     saved_env_mode: str | None = None
     previous_guard: NetworkPolicy | None = None
+    run_policy: NetworkPolicy | None = None  # the run-wide guard (a replaying run), if armed
+    previous_run_policy: NetworkPolicy | None = None
+    # what the run-wide guard blocked outside any session: one line per host, with its switch off
+    outside: list[str] = field(default_factory=list)
     saved_stats: dict[str, Any] | None = None
     stats: RunStats = field(default_factory=RunStats)
     claimed: set[str] = field(default_factory=set)  # cassettes of collected tests, run or not
@@ -47,6 +51,7 @@ class RunState:
             "expired": dict(self.expired),
             "deselected": self.deselected,
             "collect_errors": self.collect_errors,
+            "outside": self.outside,
         }
 
     def merge(self, data: dict[str, Any]) -> None:
@@ -56,10 +61,11 @@ class RunState:
         self.expired.update(data["expired"])
         self.deselected += data["deselected"]
         self.collect_errors = self.collect_errors or data["collect_errors"]
+        self.outside.extend(line for line in data["outside"] if line not in self.outside)
 
 
 STATE = pytest.StashKey[RunState]()
-PLACEHOLDERS = pytest.StashKey[list[str]]()  # set before the initial conftests are imported
+
 WORKEROUTPUT_KEY = "cassette"  # where an xdist worker hands its RunState to the controller
 
 

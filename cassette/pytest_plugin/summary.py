@@ -113,6 +113,16 @@ def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
         )
         for p, age in sorted(state.expired.items()):
             out.append((f"  {p} ({age})", {"yellow": True}))
+    if state.outside:
+        out.append(
+            (
+                f"blocked outside tests: {len(state.outside)} host(s) the run-wide network guard "
+                "stopped outside replay blocks (the run replays: nothing may go live):",
+                {"yellow": True},
+            )
+        )
+        for line in state.outside:
+            out.append((f"  {line}", {"yellow": True}))
     if state.orphans != "off":
         if state.orphan_skip:
             out.append((f"orphans: not checked ({state.orphan_skip})", {}))

@@ -22,7 +22,7 @@ import socket
 import sys
 import sysconfig
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -68,10 +68,13 @@ _CLIENT_PACKAGES = (
 class NetworkBlockedError(CassetteError):
     """A connection was attempted while the network guard was on (replay makes no connection)."""
 
-    def __init__(self, message: str, *, host: str, port: int | None = None, path: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, host: str, port: int | None = None, path: str | None = None, hint: str = ""
+    ) -> None:
         super().__init__(message, path=path)
         self.host = host
         self.port = port
+        self.hint = hint  # how to turn the traffic off, when a plugin knows (cassette_network_hint)
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,9 @@ class NetworkPolicy:
     reason: str = "the network guard is on"
     # IPs that allowed host names resolved to, so the connect that follows a lookup passes too
     resolved: set[str] = field(default_factory=set, compare=False, hash=False)
+    # a sentence for the message, from the host and the top-level packages on the stack (outermost
+    # first), such as the switch that turns a library's own traffic off
+    hint: Callable[[str, tuple[str, ...]], str | None] | None = field(default=None, compare=False)
 
     def allows(self, host: str) -> bool:
         if host in self.resolved or any(_matches(host, pattern) for pattern in self.allow_hosts):
@@ -100,6 +106,8 @@ _armed = False  # read first on every audit event: the only cost while nothing i
 _explicit: list[NetworkPolicy] = []  # block_network() blocks, innermost last
 _replay_policy: NetworkPolicy | None = None
 _blocked: list[NetworkBlockedError] = []
+_run_policy: NetworkPolicy | None = None  # guard_run(): also while no replaying session is active
+_outside: list[NetworkBlockedError] = []  # what the run policy blocked
 _busy = threading.local()  # our own look-ups inside the hook must not re-enter it
 
 
@@ -113,7 +121,7 @@ def _install() -> None:
 
 def _rearm() -> None:
     global _armed
-    _armed = bool(_explicit) or _replay_policy is not None
+    _armed = bool(_explicit) or _replay_policy is not None or _run_policy is not None
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
@@ -136,26 +144,27 @@ def _check(event: str, args: tuple[Any, ...]) -> None:
         if event in ("socket.getaddrinfo", "socket.gethostbyname") and not _is_loopback(host):
             _remember_addresses(policy, host)
         return
-    error = _blocked_error(host, port, event, what or policy.reason, sys._getframe(2))
+    error = _blocked_error(host, port, event, what or policy.reason, sys._getframe(2), policy.hint)
     if what is not None:  # the replay guard: kept so the test fails even if the error is swallowed
         with _lock:
-            _blocked.append(error)
+            (_outside if policy is _run_policy else _blocked).append(error)
     raise error
 
 
 def _active_policy() -> tuple[NetworkPolicy | None, str | None]:
     if _explicit:
         return _explicit[-1], None
-    if _replay_policy is None:
-        return None, None
-    from cassette.seam.session import _active, _current
+    if _replay_policy is not None:
+        from cassette.seam.session import _active, _current
 
-    session = _current.get()
-    if session is None:  # a thread without the session's context: any active replay counts
-        session = next((s for s in list(_active) if s.replaying), None)
-    if session is None or not session.replaying:
-        return None, None
-    return _replay_policy, f"replaying cassette {session.path}"
+        session = _current.get()
+        if session is None:  # a thread without the session's context: any active replay counts
+            session = next((s for s in list(_active) if s.replaying), None)
+        if session is not None and session.replaying:
+            return _replay_policy, f"replaying cassette {session.path}"
+    if _run_policy is not None:
+        return _run_policy, _run_policy.reason
+    return None, None
 
 
 def _target(event: str, args: tuple[Any, ...]) -> tuple[str, int | None] | None:
@@ -275,9 +284,25 @@ def _client_chain(frame: FrameType | None) -> tuple[list[str], str | None]:
     return chain, caller
 
 
+def _packages(frame: FrameType | None) -> tuple[str, ...]:
+    tops: list[str] = []
+    while frame is not None:
+        top = str(frame.f_globals.get("__name__", "")).split(".", 1)[0]
+        if top not in tops:
+            tops.insert(0, top)
+        frame = frame.f_back
+    return tuple(tops)
+
+
 def _blocked_error(
-    host: str, port: int | None, event: str, reason: str, frame: FrameType | None
+    host: str,
+    port: int | None,
+    event: str,
+    reason: str,
+    frame: FrameType | None,
+    hint: Callable[[str, tuple[str, ...]], str | None] | None = None,
 ) -> NetworkBlockedError:
+    said = hint(host, _packages(frame)) if hint is not None else None
     chain, caller = _client_chain(frame)
     where = f"{host}:{port}" if port else host
     lookup = event in ("socket.getaddrinfo", "socket.gethostbyname") and not _is_ip(host)
@@ -286,13 +311,14 @@ def _blocked_error(
     origin = f" from {caller}" if caller else ""
     likely = f"the {chain[0]} client" if chain else "the code that opened it"
     message = (
-        f"network blocked: {action} {where}{via}{origin} ({reason}). It did not go through the "
+        f"network blocked: {action} {where}{via}{origin} ({reason}). {said + ' ' if said else ''}"
+        "It did not go through the "
         f"cassette seam, so {likely} is likely un-instrumented: wrap it with "
         "cassette.instrument(client), or build it with http_client=cassette.http_client(). "
         f"If this host is meant to be reached, allow it with --cassette-allow-host={host} "
         f'or [tool.cassette] allow_hosts = ["{host}"].'
     )
-    return NetworkBlockedError(message, host=host, port=port)
+    return NetworkBlockedError(message, host=host, port=port, hint=said or "")
 
 
 @contextlib.contextmanager
@@ -341,6 +367,35 @@ def guard_replay(policy: NetworkPolicy | None) -> NetworkPolicy | None:
         previous, _replay_policy = _replay_policy, policy
         _rearm()
     return previous
+
+
+def guard_run(policy: NetworkPolicy | None) -> NetworkPolicy | None:
+    """Also block while no replaying session is active (a whole replaying run, its exit included).
+
+    Returns the policy it replaces; ``None`` turns this off. What it blocks is kept for
+    `take_blocked_outside` (a library's own background traffic, not a test's).
+
+    Example::
+
+        previous = guard_run(NetworkPolicy(reason="the run replays"))
+        ...
+        guard_run(previous)
+    """
+    global _run_policy
+    if policy is not None:
+        _install()
+    with _lock:
+        previous, _run_policy = _run_policy, policy
+        _rearm()
+    return previous
+
+
+def take_blocked_outside() -> list[NetworkBlockedError]:
+    """What `guard_run`'s policy blocked since the last call (outside any replaying session)."""
+    with _lock:
+        found = list(_outside)
+        _outside.clear()
+    return found
 
 
 def take_blocked() -> list[NetworkBlockedError]:

@@ -64,3 +64,13 @@ def cassette_placeholder_credentials() -> dict[str, str]:
     if os.environ.get("GEMINI_API_KEY"):
         return {}
     return {"GOOGLE_API_KEY": "cassette-replay-no-key"}
+
+
+@hookimpl
+def cassette_network_hint(host: str, packages: list[str]) -> str | None:
+    if "litellm" in packages and host.endswith("githubusercontent.com"):
+        return (
+            "This is litellm fetching its model price list (at import): use the copy it ships with "
+            "LITELLM_LOCAL_MODEL_COST_MAP=True."
+        )
+    return None

@@ -20,7 +20,15 @@ from cassette.maintenance.hygiene import cassette_dir, cassette_files, format_si
 HELP = "rewrite cassettes gzip-compressed (or --readable: as readable JSON) without re-recording"
 
 
+STICKS = (
+    "The form sticks: a cassette re-recorded later keeps the form it has (compressed stays\n"
+    "compressed, readable stays readable) unless [tool.cassette] compress, the marker's compress=\n"
+    "or cassette.use(..., compress=) says otherwise; new cassettes follow [tool.cassette] compress."
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = f"{HELP}.\n\n{STICKS}"
     parser.add_argument(
         "paths",
         nargs="*",

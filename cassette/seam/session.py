@@ -40,7 +40,7 @@ from cassette.errors import (
 )
 from cassette.review.usage import tokens_of
 from cassette.store.blobs import BlobStore, default_store_for
-from cassette.store.cassettes import load_cassette, save_cassette
+from cassette.store.cassettes import load_cassette, save_cassette, stored_compressed
 from cassette.store.files import NotRegularFileError, not_writable_error, refuse_special
 from cassette.store.refs import check_refs
 
@@ -352,6 +352,8 @@ class Session:
         if compress is not None and not isinstance(compress, bool):
             raise CassetteConfigError(f"compress must be True or False, got {compress!r:.80}.")
         self.compress = self.config.compress if compress is None else compress
+        # neither the caller nor the config said: a re-recorded cassette keeps the form it has
+        self.compress_set = compress is not None or "compress" in self.config.keys
         self.mode: Mode = self.requested_mode  # auto is resolved on start
         self.cassette: Cassette | None = None
         self.committed: Cassette | None = None
@@ -881,6 +883,9 @@ class Session:
         else:
             target = self.path
         new.path = target
+        if not self.compress_set:
+            kept = stored_compressed(self.path)  # `cassette compress` sticks across re-recordings
+            self.compress = self.compress if kept is None else kept
         save_cassette(new, target, self.blob_threshold, compress=self.compress)
         self.written = target
         self.cassette = new

@@ -344,3 +344,64 @@ def test_the_run_wide_guard_is_off_unless_every_session_replays(
         assert "NetworkBlockedError: network blocked: a connection to 127.0.0.1" in (
             pytester.path.joinpath("at-exit.txt").read_text()
         )
+
+
+# --- paths mean one thing -------------------------------------------------------------------------
+
+PATHS = """
+import os
+import cassette
+import pytest
+from openai import OpenAI
+
+def ask(text):
+    client = cassette.instrument(OpenAI(base_url=os.environ["DEVSERVER_URL"] + "/v1", max_retries=0))
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
+    return reply.choices[0].message.content
+
+@pytest.mark.cassette
+def test_marked():
+    assert ask("hello there")
+
+@cassette.use("tests/cassettes/by_hand.json")
+def test_by_hand():
+    assert ask("hi")
+"""
+
+
+def test_cd_tests_and_pytest_records_where_pytest_from_the_root_replays(
+    suite: pytest.Pytester, devserver: DevServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite.makepyprojecttoml(PYPROJECT + '\n[tool.cassette]\ncassette_dir = "recordings"\n')
+    tests = suite.mkdir("tests")
+    (tests / "test_paths.py").write_text(PATHS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only cassette's plugin: a quick start-up
+    # from tests/: --cassette-dir and cassette.use's path are relative to the project root
+    args = [sys.executable, "-m", "pytest", "-p", "cassette.pytest_plugin", "-p", "no:cacheprovider"]
+    args.append("--cassette-dir=recordings")
+    first = subprocess.run([*args, "test_paths.py"], cwd=tests, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stdout + first.stderr
+    marked = suite.path / "recordings" / "tests" / "test_paths" / "test_marked.json"
+    assert marked.is_file()  # <root>/recordings, not tests/recordings
+    assert (suite.path / "tests" / "cassettes" / "by_hand.json").is_file()  # not tests/tests/cassettes
+    assert len(devserver.requests) == 2
+    again = subprocess.run(
+        [*args[:-1], "--cassette-mode=replay", "tests"],
+        cwd=suite.path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "2 passed" in again.stdout and len(devserver.requests) == 2  # replayed what tests/ recorded
+
+    # the CLI reads paths the same way, takes a node id or a name without .json, prints root-relative
+    from cassette.cli import main
+
+    os.chdir(tests)
+    capsys.readouterr()
+    assert main(["show", "tests/test_paths.py::test_marked"]) == 0
+    assert capsys.readouterr().out.startswith("recordings/tests/test_paths/test_marked.json  (1 interaction)")
+    assert main(["show", "tests/cassettes/by_hand"]) == 0
+    assert capsys.readouterr().out.startswith("tests/cassettes/by_hand.json  (1 interaction)")

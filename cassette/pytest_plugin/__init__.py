@@ -24,12 +24,13 @@ from typing import Any
 
 import pytest
 
+from cassette.core.naming import safe_name
 from cassette.errors import CassetteError
 from cassette.pytest_plugin.collection import SESSION_FIXTURE, CollectionWatch, claim_cassettes
 from cassette.pytest_plugin.guard import collect_outside
 from cassette.pytest_plugin.item import ITEM, TestDidNotRun, after_call, open_session
 from cassette.pytest_plugin.markers import MARKER_HELP
-from cassette.pytest_plugin.naming import cassette_path_for, default_cassette_path, safe_name
+from cassette.pytest_plugin.naming import cassette_path_for, default_cassette_path
 from cassette.pytest_plugin.options import (
     CI_VARIABLES,
     EarlyStart,

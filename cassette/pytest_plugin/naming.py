@@ -2,67 +2,24 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cassette.config import Config, resolve_path
+from cassette.core.naming import cassette_path_of_test
 from cassette.errors import CassetteConfigError
-
-_SAFE_CHARS = re.compile(r"[^A-Za-z0-9._\-\[\]=+,@]")
-_MAX_NAME = 120
-_WINDOWS_RESERVED = frozenset(
-    {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
-)
-
-
-def safe_name(name: str) -> str:
-    """A file name that is safe everywhere, stable, and distinct for distinct inputs.
-
-    Characters outside ``[A-Za-z0-9._-[]=+,@]`` become ``_`` and a short hash of the
-    original is appended; names longer than 120 characters are cut and hashed.
-
-    Example::
-
-        safe_name("test_x[gpt-4o]") == "test_x[gpt-4o]"
-        safe_name("test_x[a b]")    == "test_x[a_b]-" + 8 hex digits
-    """
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
-    cleaned = _SAFE_CHARS.sub("_", name).rstrip(". ")
-    if cleaned != name or not cleaned:
-        cleaned = f"{cleaned}-{digest[:8]}"
-    if len(cleaned) > _MAX_NAME:
-        cleaned = f"{cleaned[: _MAX_NAME - 11].rstrip('. ')}-{digest[:10]}"
-    if cleaned.startswith(".") or cleaned.split(".", 1)[0].upper() in _WINDOWS_RESERVED:
-        cleaned = "_" + cleaned
-    return cleaned
 
 
 def default_cassette_path(item: pytest.Item, cassette_root: Path, rootpath: Path) -> Path:
-    """``<cassette dir>/<test module path without .py>/<test name>.json``.
-
-    The module path is taken relative to the directory holding the cassette dir
-    (``tests/`` for ``tests/cassettes``) when the module lives there, else to the
-    rootdir; class names join the test name with ``.``; each parameter set gets
-    its own file.
-    """
-    module = Path(str(item.path))
-    base = cassette_root.parent
-    try:
-        rel = resolve_path(module).relative_to(base)
-    except ValueError:
-        try:
-            rel = resolve_path(module).relative_to(resolve_path(rootpath))
-        except ValueError:
-            rel = Path(module.name)
-    parts = [safe_name(p) for p in rel.with_suffix("").parts]
+    """``<cassette dir>/<test module path without .py>/<test name>.json`` (see `cassette_path_of_test`)."""
     nodeid = item.nodeid
-    test = nodeid.split("::", 1)[1].replace("::", ".") if "::" in nodeid else item.name
-    return cassette_root.joinpath(*parts, safe_name(test) + ".json")
+    test = nodeid.split("::", 1)[1] if "::" in nodeid else item.name
+    return cassette_path_of_test(
+        resolve_path(Path(str(item.path))), test, cassette_root, resolve_path(rootpath)
+    )
 
 
 def cassette_path_for(item: pytest.Item, cfg: Config, options: dict[str, Any] | None) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
@@ -137,7 +136,7 @@ def load_config(config: pytest.Config) -> Config:
             raise CassetteConfigError(
                 f"--cassette-dir={chosen!r} names no directory. Give a directory such as tests/cassettes."
             )
-        where = resolve_path(Path(chosen))
+        where = resolve_path(cfg.root / chosen)  # relative to the project root, as cassette_dir is
         if where.exists() and not where.is_dir():
             raise CassetteConfigError(
                 f"--cassette-dir={chosen}: {where} is a file, not a directory. Give the directory that "

@@ -328,9 +328,11 @@ class Session:
                 f"the cassette path {str(path)!r:.120} holds a NUL byte, which no file name can. "
                 "Fix the path."
             )
-        # resolved against the working directory once, as open() does: an agent that changes
-        # directory inside the block must not move where the cassette is read and written
-        self.path = Path(path).absolute()
+        # relative to the project root (the pyproject.toml's directory, as cassette_dir is), resolved
+        # once: `cd tests && pytest` finds what `pytest` from the root wrote, and an agent that
+        # changes directory inside the block does not move where the cassette is read and written
+        root = self.config.root if self.config.source is not None else Path.cwd()  # no project: here
+        self.path = (root / path).absolute()
         self.requested_mode = resolve_mode(mode, self.config)
         if store is not None:
             if not isinstance(store, str | os.PathLike) or "\x00" in str(store) or not str(store).strip():

@@ -46,6 +46,7 @@ class Config:
     max_age_action: str = "warn"  # "warn" | "fail" | "rerecord"
     secrets_allow: tuple[str, ...] = ()
     orphans: str = "off"  # "off" | "warn" | "fail"
+    keys: frozenset[str] = frozenset()  # the keys the file set (a default differs from an explicit value)
 
     def cassette_root(self) -> Path:
         return _resolved(self.root, self.cassette_dir)
@@ -191,7 +192,7 @@ def parse_config(pyproject: Path) -> Config:
                 f"{pyproject}: unknown key [tool.cassette] {key!r}. Known keys: {known}.", path=pyproject
             )
         values[key] = _check(key, value, _TYPES[key], pyproject)
-    return Config(root=pyproject.parent, source=pyproject, **values)
+    return Config(root=pyproject.parent, source=pyproject, keys=frozenset(values), **values)
 
 
 _cache: dict[Path | None, Config] = {}

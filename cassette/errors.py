@@ -130,10 +130,13 @@ class TraceError(CassetteError):
 class NetworkBlockedError(CassetteError):
     """A connection was attempted while the network guard was on (replay makes no connection)."""
 
-    def __init__(self, message: str, *, host: str, port: int | None = None, path: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, host: str, port: int | None = None, path: str | None = None, hint: str = ""
+    ) -> None:
         super().__init__(message, path=path)
         self.host = host
         self.port = port
+        self.hint = hint  # how to turn the traffic off, when a plugin knows (cassette_network_hint)
 
 
 class AmbiguousSessionError(CassetteError):

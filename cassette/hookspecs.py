@@ -239,3 +239,33 @@ def cassette_fallback_match(kind: str, request: dict[str, Any]) -> Callable[[dic
     Asked only on a miss. The session serves the first unserved recording of the same
     kind that one of the functions accepts, trying the functions in pluggy's order.
     """
+
+
+@hookspec
+def cassette_placeholder_credentials() -> dict[str, str]:
+    """Return the environment variables an SDK needs set before it builds a client, with placeholders.
+
+    :return: variable name -> placeholder value, e.g. ``{"ACME_API_KEY": "cassette-replay"}``.
+        Leave out a variable when the SDK already finds its credentials another way (the plugin may
+        look at ``os.environ``).
+
+    In a replaying pytest run the plugin sets each returned variable that is not set, before
+    collection, so a module-level SDK client in a test file builds without a real key (replay
+    sends nothing). All results are merged.
+    """
+    return {}
+
+
+@hookspec(firstresult=True)
+def cassette_network_hint(host: str, packages: list[str]) -> str | None:
+    """Say how to turn off a library's own traffic that the network guard blocked while replaying.
+
+    :param host: the host the blocked connection (or DNS look-up) was for.
+    :param packages: the top-level packages on the caller's stack, outermost first
+        (``["threading", "agents", "httpx", ...]``).
+    :return: one sentence naming the library and its documented switch (added to the error and
+        listed in the pytest summary), or ``None`` when this plugin does not know the traffic.
+
+    Called from inside the guard, in whatever thread connected: answer from the arguments alone,
+    without I/O. The first non-``None`` result wins.
+    """

@@ -9,20 +9,30 @@ from pathlib import Path
 import pytest
 
 from cassette.config import clear_config_cache
+from cassette.pytest_plugin import CI_VARIABLES
+from cassette.seam.netguard import guard_run, take_blocked_outside
 from cassette.seam.session import _last
 from cassette.testing.devserver import DevServer
 
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test runs in its own directory with no CASSETTE_* or API-key variables set."""
+    """Each test runs in its own directory with no CASSETTE_*, API-key or CI variables set.
+
+    The CI variables (CI=true in the project's own CI) would make every inner pytest run replay by
+    default; the tests of that default set them themselves.
+    """
     monkeypatch.chdir(tmp_path)
     for name in list(os.environ):
-        if name.startswith("CASSETTE_") or name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        if name.startswith("CASSETTE_") or name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", *CI_VARIABLES):
             monkeypatch.delenv(name)
     clear_config_cache()
     _last.set(None)
+    outer_guard = guard_run(None)  # an inner replaying pytest run leaves its run-wide guard armed
+    guard_run(outer_guard)
     yield
+    guard_run(outer_guard)
+    take_blocked_outside()
     clear_config_cache()
 
 

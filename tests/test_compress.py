@@ -16,6 +16,7 @@ import pytest
 
 import cassette
 from cassette.cli import main
+from cassette.config import clear_config_cache
 from cassette.core.compression import GZIP_MAGIC, gunzip, gzip_bytes
 from cassette.errors import (
     CassetteConfigError,
@@ -389,3 +390,26 @@ def test_a_compressed_file_holding_no_manifest_gets_the_error_of_its_content(
     with pytest.raises(error, match=reason) as caught:
         load_cassette("c.json")
     assert "cassette import" not in str(caught.value)  # not mistaken for another tool's file
+
+
+def test_a_compressed_cassette_stays_compressed_when_re_recorded_unless_a_setting_says(
+    openai_client: Any,
+) -> None:
+    _record(openai_client, "kept.json")
+    assert main(["compress", "kept.json"]) == 0
+    assert Path("kept.json").read_bytes()[:2] == GZIP_MAGIC
+    _record(openai_client, "kept.json")  # no compress setting anywhere: the file keeps its form
+    assert Path("kept.json").read_bytes()[:2] == GZIP_MAGIC
+    with cassette.using("kept.json", mode="rerecord"):
+        _ask(openai_client, "Where is my parcel?")
+        _ask(openai_client, "Refund me")
+    assert Path("kept.pending.json").read_bytes()[:2] == GZIP_MAGIC  # the pending one too
+    _record(openai_client, "kept.json", compress=False)  # an explicit argument wins
+    assert Path("kept.json").read_bytes()[:1] == b"{"
+    assert main(["compress", "kept.json"]) == 0
+    Path("pyproject.toml").write_text("[tool.cassette]\ncompress = false\n")  # so does the config key
+    clear_config_cache()
+    _record(openai_client, "kept.json")
+    assert Path("kept.json").read_bytes()[:1] == b"{"
+    _record(openai_client, "new.json")  # a new cassette follows the config
+    assert Path("new.json").read_bytes()[:1] == b"{"

@@ -26,8 +26,8 @@ from openai import APIConnectionError, AsyncOpenAI, OpenAI
 
 import cassette
 from cassette.config import clear_config_cache
-from cassette.errors import CassetteWarning, UnroutedClientError
-from cassette.seam.netguard import NetworkBlockedError, guard_replay
+from cassette.errors import CassetteWarning, NetworkBlockedError, UnroutedClientError
+from cassette.seam.netguard import guard_replay
 from cassette.testing.devserver import DevServer
 
 HI = [{"role": "user", "content": "My card was charged twice"}]

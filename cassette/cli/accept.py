@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from cassette.cli._paths import resolve_arg, shown
 from cassette.config import load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError
@@ -27,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         type=Path,
         metavar="PATH",
-        help="cassettes, their .pending.json files, or directories (default: the whole cassette dir)",
+        help="cassettes (relative to the project root; .json optional; or a test's node id), their "
+        ".pending.json files, or directories (default: the whole cassette dir)",
     )
     parser.add_argument("--dry-run", action="store_true", help="list what would be accepted, change nothing")
 
@@ -96,7 +98,7 @@ def accept(pending: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     if args.paths:
-        todo = [p for path in args.paths for p in pending_for(path)]
+        todo = [p for path in args.paths for p in pending_for(resolve_arg(path))]
     else:
         root = cassette_dir(None)
         todo = [p for p in cassette_files(root, side_files=True) if p.name.endswith(PENDING_SUFFIX)]
@@ -105,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for pending in sorted(set(todo)):
         if args.dry_run:
-            print(f"would accept {pending} -> {committed_path(pending)}")
+            print(f"would accept {shown(pending)} -> {shown(committed_path(pending))}")
             continue
         target = accept(pending)
-        print(f"accepted {target}")
+        print(f"accepted {shown(target)}")
     return 0

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from cassette.cli._paths import resolve_arg, shown
 from cassette.config import Config, load_config
 from cassette.errors import CassetteError
 from cassette.maintenance.hygiene import cassette_dir, cassette_files, format_size, store_for
@@ -20,7 +21,15 @@ from cassette.maintenance.hygiene import cassette_dir, cassette_files, format_si
 HELP = "rewrite cassettes gzip-compressed (or --readable: as readable JSON) without re-recording"
 
 
+STICKS = (
+    "The form sticks: a cassette re-recorded later keeps the form it has (compressed stays\n"
+    "compressed, readable stays readable) unless [tool.cassette] compress, the marker's compress=\n"
+    "or cassette.use(..., compress=) says otherwise; new cassettes follow [tool.cassette] compress."
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = f"{HELP}.\n\n{STICKS}"
     parser.add_argument(
         "paths",
         nargs="*",
@@ -87,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     compress = not args.readable
     config = load_config()
     todo: list[Path] = []
-    for given in args.paths or [cassette_dir(None)]:
+    for given in [resolve_arg(p, config) for p in args.paths] or [cassette_dir(None)]:
         todo.extend(cassette_files(given, side_files=True) if given.is_dir() else [given])
     changed = failed = 0
     total_before = total_after = 0
@@ -96,19 +105,19 @@ def run(args: argparse.Namespace) -> int:
             if is_compressed(read_regular(path)[:2]) == compress:
                 continue  # already in that form
             if args.dry_run:
-                print(f"would {'compress' if compress else 'expand'} {path}")
+                print(f"would {'compress' if compress else 'expand'} {shown(path, config)}")
                 changed += 1
                 continue
             before, after = convert(path, compress=compress, config=config)
         except (CassetteError, OSError) as exc:
-            print(f"{path}: not converted: {exc}")
+            print(f"{shown(path, config)}: not converted: {exc}")
             failed += 1
             continue
         changed += 1
         total_before += before
         total_after += after
         verb = "compressed" if compress else "expanded"
-        print(f"{verb} {path}: {format_size(before)} -> {format_size(after)}")
+        print(f"{verb} {shown(path, config)}: {format_size(before)} -> {format_size(after)}")
     if not changed and not failed:
         print(
             f"nothing to do: {len(todo)} cassette(s), all {'compressed' if compress else 'readable'} already"

@@ -53,6 +53,7 @@ def _in_git_repo() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cassette.cli._paths import resolve_arg
     from cassette.config import load_config
     from cassette.hooks.drift import (
         drift_pending,
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    paths = args.paths or [str(load_config().cassette_root())]
+    paths = [str(resolve_arg(p)) for p in args.paths] or [str(load_config().cassette_root())]
     if args.staged:
         drifts = drift_staged(backend=args.backend)
     elif args.rev:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cassette.cli._paths import resolve_arg
 from cassette.config import Config, load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError
@@ -113,7 +114,7 @@ def _references_elsewhere(root: Path, store: Path, config: Config) -> tuple[set[
 
 
 def run(args: argparse.Namespace) -> int:
-    root = cassette_dir(args.dir)
+    root = cassette_dir(resolve_arg(args.dir) if args.dir is not None else None)
     config = load_config(root)
     if args.store is not None and not args.store.is_dir():
         what = "is not a directory" if args.store.exists() else "does not exist"

@@ -1,7 +1,10 @@
-"""``cassette init``: add ``[tool.cassette]``, the pre-commit hooks and ``.gitattributes`` lines to a project.
+"""``cassette init``: add ``[tool.cassette]``, the pre-commit hooks, ``.gitattributes`` and ``.gitignore``
+lines to a project.
 
 Every edit appends to what is there, so the user's formatting and comments stay
-byte for byte; a second run changes nothing.
+byte for byte; a second run changes nothing. The hooks it writes install cassette
+themselves (``language: python``), so they run in a fresh clone, in CI and on
+pre-commit.ci, not only inside an activated virtualenv.
 """
 
 from __future__ import annotations
@@ -15,13 +18,17 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
+from cassette import __version__
 from cassette.config import parse_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError, CassetteError
 from cassette.git.repo import find_repo, set_textconv
 from cassette.store.files import atomic_write
 
-HELP = "set up a project: [tool.cassette] in pyproject.toml, pre-commit hooks, .gitattributes (idempotent)"
+HELP = (
+    "set up a project: [tool.cassette] in pyproject.toml, pre-commit hooks, .gitattributes, .gitignore "
+    "(idempotent)"
+)
 
 HOOK_IDS = ("cassette-secrets", "cassette-drift", "cassette-verify")
 _LOCAL_ENTRIES = {
@@ -29,8 +36,36 @@ _LOCAL_ENTRIES = {
     "cassette-drift": ("cassette drift", "cassette drift --staged"),
     "cassette-verify": ("cassette verify", "cassette verify --staged"),
 }
-# pre-commit shows a passing hook's output only when it is verbose: the drift summary is for reading
+# as in .pre-commit-hooks.yaml: the secret scan and the blob check run on every commit (one that only
+# deletes blobs too); the drift summary only when a cassette or blob is staged, and verbose, since
+# pre-commit shows a passing hook's output only then
+_ALWAYS_RUN = frozenset({"cassette-secrets", "cassette-verify"})
+_DRIFT_FILES = r"\.(json|ya?ml)$|(^|/)\.blobs/"
 _VERBOSE = frozenset({"cassette-drift"})
+# what a recording leaves beside a cassette for review; never committed
+IGNORED = ("*.pending.json", "*.failed.json")
+
+EPILOG = """\
+what it writes:
+  pyproject.toml           [tool.cassette]: cassette_dir, check_order, unused, orphans. Every key:
+                           cassette_dir (where cassettes live), mode (auto|record|replay|rerecord;
+                           default auto, replay on CI), compress, blob_threshold, check_order and
+                           unused (warn|error|off), orphans (off|warn|fail), allow_hosts,
+                           network_guard, plugins, redact_headers/redact_fields/redact_query,
+                           secrets_allow, max_age and max_age_action, semantic_backend,
+                           semantic_thresholds, judge_model.
+  .pre-commit-config.yaml  the cassette-secrets, cassette-verify and cassette-drift hooks:
+                           --repo local (default): language python, installing --requirement;
+                           --repo system: the cassette on PATH; --repo URL|PATH: the hook repository
+                           (its .pre-commit-hooks.yaml) at --rev.
+  .gitattributes           readable diffs of cassettes; blobs kept out of diffs.
+  .gitignore               *.pending.json and *.failed.json (a re-recording or a failed one, for review).
+
+next steps:
+  1. mark a test:     @pytest.mark.cassette on a test that calls the model
+  2. record it:       pytest  (records what is missing; `pytest --help` lists the --cassette-* options)
+  3. replay it:       CASSETTE_MODE=replay pytest  (the default on CI)
+  4. install hooks:   pre-commit install"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,13 +73,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cassette-dir", default="tests/cassettes", help="where cassettes live (default: tests/cassettes)"
     )
+    parser.epilog = EPILOG
     parser.add_argument(
         "--repo",
         default="local",
-        metavar="URL",
-        help="pre-commit repo for the hooks: 'local' (default, runs the installed cassette) or a git URL",
+        metavar="local|system|URL",
+        help="where pre-commit gets the hooks: 'local' (default: installs --requirement into the hooks' "
+        "own environment), 'system' (the cassette on PATH) or a hook repository's git URL or path",
     )
-    parser.add_argument("--rev", default="v0.1.0", help="the rev to pin when --repo is a URL")
+    parser.add_argument("--rev", default=f"v{__version__}", help="the rev to pin when --repo is a URL")
+    parser.add_argument(
+        "--requirement",
+        default=f"cassette=={__version__}",
+        metavar="SPEC",
+        help="what pre-commit installs for --repo local (default: %(default)s, this version); a pip "
+        "requirement, a path or a URL",
+    )
     parser.add_argument("--no-pre-commit", action="store_true", help="leave .pre-commit-config.yaml alone")
     parser.add_argument(
         "--git-diff",
@@ -57,7 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class InitReport:
     """What `init_project` changed, file by file."""
 
-    changed: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # files that were there and were added to
     unchanged: list[str] = field(default_factory=list)
 
 
@@ -66,9 +111,10 @@ def init_project(
     *,
     cassette_dir: str = "tests/cassettes",
     repo: str = "local",
-    rev: str = "v0.1.0",
+    rev: str = f"v{__version__}",
     pre_commit: bool = True,
     git_diff: bool = False,
+    requirement: str = f"cassette=={__version__}",
 ) -> InitReport:
     """Add cassette's configuration to the project at ``root``; returns what changed.
 
@@ -79,18 +125,24 @@ def init_project(
     if not root.is_dir():
         raise CassetteError(f"{root} is not a directory. Run cassette init in the project root.", path=root)
     report = InitReport()
+    hooks = HookSource(repo, rev, requirement)
     steps: list[tuple[str, Any]] = [
         ("pyproject.toml", lambda: _pyproject(root / "pyproject.toml", cassette_dir))
     ]
     if pre_commit:
         steps.append(
-            (".pre-commit-config.yaml", lambda: _pre_commit(root / ".pre-commit-config.yaml", repo, rev))
+            (".pre-commit-config.yaml", lambda: _pre_commit(root / ".pre-commit-config.yaml", hooks))
         )
     steps.append((".gitattributes", lambda: _gitattributes(root / ".gitattributes", cassette_dir)))
+    steps.append((".gitignore", lambda: _gitignore(root / ".gitignore")))
     if git_diff:
         steps.append((".git/config (diff.cassette.textconv)", lambda: _git_diff(root)))
     for name, step in steps:
-        (report.changed if step() else report.unchanged).append(name)
+        existed = name.startswith(".git/") or (root / name).exists()
+        if not step():
+            report.unchanged.append(name)
+        else:
+            (report.changed if existed else report.created).append(name)
     return report
 
 
@@ -102,13 +154,17 @@ def run(args: argparse.Namespace) -> int:
         rev=args.rev,
         pre_commit=not args.no_pre_commit,
         git_diff=args.git_diff,
+        requirement=args.requirement,
     )
+    for name in report.created:
+        print(f"created {name}")
     for name in report.changed:
         print(f"updated {name}")
     for name in report.unchanged:
         print(f"{name}: already set up")
-    if not report.changed:
+    if not report.changed and not report.created:
         print("nothing to do: the project is already set up")
+    print("\n" + EPILOG.split("\n\n", 1)[1])
     return 0
 
 
@@ -117,7 +173,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _section(cassette_dir: str) -> str:
     table = tomlkit.table()
-    table.add(tomlkit.comment("cassette: record LLM agent runs, replay them offline. See docs/pytest.md."))
+    table.add(
+        tomlkit.comment("cassette: record LLM agent runs, replay them offline. Keys: `cassette init --help`.")
+    )
     table.add("cassette_dir", cassette_dir)
     table.add("check_order", "warn")
     table.add("unused", "warn")
@@ -186,36 +244,58 @@ def _pyproject(path: Path, cassette_dir: str) -> bool:
 # --- .pre-commit-config.yaml ----------------------------------------------------------------------
 
 
-def _hook_block(repo: str, rev: str, indent: str) -> str:
+@dataclass(frozen=True)
+class HookSource:
+    """Where pre-commit gets the hooks: ``local`` (install ``requirement``), ``system`` or a hook repo."""
+
+    repo: str = "local"
+    rev: str = f"v{__version__}"
+    requirement: str = f"cassette=={__version__}"
+
+
+def _hook_block(source: HookSource, indent: str) -> str:
     """The ``- repo:`` list item, indented like the file's other repos."""
-    lines = [f"{indent}- repo: {repo}"]
+    local = source.repo in ("local", "system")
+    lines = [f"{indent}- repo: {'local' if local else source.repo}"]
     inner = indent + "  "
-    if repo != "local":
-        lines.append(f"{inner}rev: {rev}")
+    if not local:
+        lines.append(f"{inner}rev: {source.rev}")
     lines.append(f"{inner}hooks:")
     for hook_id in HOOK_IDS:
         lines.append(f"{inner}  - id: {hook_id}")
-        if repo == "local":
+        if local:
             name, entry = _LOCAL_ENTRIES[hook_id]
-            lines += [
-                f"{inner}    name: {name}",
-                f"{inner}    entry: {entry}",
-                f"{inner}    language: system",
-                f"{inner}    pass_filenames: false",
-                f"{inner}    always_run: true",
-            ]
+            lines += [f"{inner}    name: {name}", f"{inner}    entry: {entry}"]
+            if source.repo == "system":
+                lines.append(f"{inner}    language: system")
+            else:
+                lines += [
+                    f"{inner}    language: python",
+                    f"{inner}    additional_dependencies: [{_yaml_string(source.requirement)}]",
+                ]
+            lines.append(f"{inner}    pass_filenames: false")
+            if hook_id in _ALWAYS_RUN:
+                lines.append(f"{inner}    always_run: true")
+            else:
+                lines.append(f"{inner}    files: {_DRIFT_FILES}")
+            lines.append(f"{inner}    require_serial: true")
             if hook_id in _VERBOSE:
                 lines.append(f"{inner}    verbose: true")
     return "\n".join(lines) + "\n"
+
+
+def _yaml_string(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar (a requirement may hold ``:``, ``#`` or spaces)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _has_hooks(text: str) -> bool:
     return all(re.search(rf"id:\s*['\"]?{re.escape(h)}['\"]?\s*$", text, re.M) for h in HOOK_IDS)
 
 
-def _pre_commit(path: Path, repo: str, rev: str) -> bool:
+def _pre_commit(path: Path, source: HookSource) -> bool:
     if not path.exists():
-        _write(path, "repos:\n" + _hook_block(repo, rev, ""))
+        _write(path, "repos:\n" + _hook_block(source, ""))
         return True
     text, nl = _read(path)
     if _has_hooks(text):
@@ -225,7 +305,7 @@ def _pre_commit(path: Path, repo: str, rev: str) -> bool:
     if start is None:
         raise CassetteError(
             f"{path} has no block-style `repos:` list, so the hooks cannot be added safely. Add this under "
-            "`repos:` by hand:\n" + _hook_block(repo, rev, "  "),
+            "`repos:` by hand:\n" + _hook_block(source, "  "),
             path=path,
         )
     # The list ends at the next top-level key (a line starting without indentation that is not a comment).
@@ -241,13 +321,13 @@ def _pre_commit(path: Path, repo: str, rev: str) -> bool:
     before = "".join(lines[:end])
     if before and not before.endswith("\n"):
         before += nl
-    new = before + _hook_block(repo, rev, indent).replace("\n", nl) + "".join(lines[end:])
-    _check_yaml(path, text, new)
+    new = before + _hook_block(source, indent).replace("\n", nl) + "".join(lines[end:])
+    _check_yaml(path, text, new, source)
     _write(path, new)
     return True
 
 
-def _check_yaml(path: Path, old: str, new: str) -> None:
+def _check_yaml(path: Path, old: str, new: str, source: HookSource) -> None:
     """With PyYAML present (pre-commit brings it), prove the edit added exactly one repo."""
     try:
         import yaml
@@ -271,7 +351,7 @@ def _check_yaml(path: Path, old: str, new: str) -> None:
     if not ok:
         raise CassetteError(
             f"{path}: the hooks could not be added without changing the file's meaning. Add this under "
-            "`repos:` by hand:\n" + _hook_block("local", "", "  "),
+            "`repos:` by hand:\n" + _hook_block(source, "  "),
             path=path,
         )
 
@@ -292,6 +372,18 @@ def _gitattributes(path: Path, cassette_dir: str) -> bool:
         return False
     prefix = "" if not text or text.endswith("\n") else nl
     header = "# cassette: readable diffs of cassettes, blobs kept out of diffs" + nl
+    _write(path, text + prefix + header + nl.join(missing) + nl)
+    return True
+
+
+def _gitignore(path: Path) -> bool:
+    text, nl = _read(path)
+    present = {line.strip() for line in text.splitlines()}
+    missing = [pattern for pattern in IGNORED if pattern not in present]
+    if not missing:
+        return False
+    prefix = "" if not text or text.endswith("\n") else nl
+    header = "# cassette: re-recordings and failed recordings kept for review, never committed" + nl
     _write(path, text + prefix + header + nl.join(missing) + nl)
     return True
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cassette.cli._paths import resolve_arg
 from cassette.config import load_config
 from cassette.errors import CassetteError
 from cassette.maintenance.hygiene import (
@@ -89,7 +90,7 @@ def listing(root: Path) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = cassette_dir(args.dir)
+    root = cassette_dir(resolve_arg(args.dir) if args.dir is not None else None)
     data = listing(root)
     bad = [r for r in data["cassettes"] if r.get("error") or r.get("missing_blobs")]
     if args.json:

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from cassette.cli._paths import resolve_arg, shown
 from cassette.config import load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError, CassetteShapeError
@@ -33,7 +34,12 @@ def _width(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="the cassette manifest (.json)")
+    parser.add_argument(
+        "file",
+        type=Path,
+        help="the cassette (relative to the project root; .json optional) or its test's node id, "
+        "e.g. tests/test_agent.py::test_refund",
+    )
     parser.add_argument("--json", action="store_true", help="print the timeline as JSON (excerpts not cut)")
     parser.add_argument(
         "--width",
@@ -45,12 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.file = resolve_arg(args.file)
     rows = timeline(args.file)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     out = sys.stdout
-    out.write(f"{args.file}  ({len(rows)} interaction{'s' if len(rows) != 1 else ''})\n")
+    out.write(f"{shown(args.file)}  ({len(rows)} interaction{'s' if len(rows) != 1 else ''})\n")
     if not rows:
         return 0
     what_width = min(36, max(len(r["what"]) for r in rows))

@@ -45,12 +45,14 @@ def _check_inputs(paths: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cassette.cli._paths import resolve_arg
     from cassette.config import load_config
     from cassette.maintenance.verify import verify_paths, verify_staged
 
     if args.staged and args.paths:
         print("cassette verify: pass either --staged or paths, not both.", file=sys.stderr)
         return 2
+    args.paths = [str(resolve_arg(p)) for p in args.paths]  # relative to the project root
     _check_inputs(args.paths)
     default = load_config().cassette_root()
     if not args.staged and not args.paths and not default.is_dir():

@@ -7,8 +7,9 @@ import sys
 import webbrowser
 from pathlib import Path
 
-from cassette.config import load_config, resolve_path
+from cassette.config import load_config
 from cassette.core.model import Cassette
+from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError
 from cassette.hooks.drift import drift_pending, drift_revs
 from cassette.maintenance.hygiene import store_for

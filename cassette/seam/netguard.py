@@ -86,6 +86,9 @@ class NetworkPolicy:
     reason: str = "the network guard is on"
     # IPs that allowed host names resolved to, so the connect that follows a lookup passes too
     resolved: set[str] = field(default_factory=set, compare=False, hash=False)
+    # a sentence for the message, from the host and the top-level packages on the stack (outermost
+    # first), such as the switch that turns a library's own traffic off
+    hint: Callable[[str, tuple[str, ...]], str | None] | None = field(default=None, compare=False)
 
     def allows(self, host: str) -> bool:
         if host in self.resolved or any(_matches(host, pattern) for pattern in self.allow_hosts):
@@ -100,6 +103,8 @@ _explicit: list[NetworkPolicy] = []  # block_network() blocks, innermost last
 _replay_policy: NetworkPolicy | None = None
 _watching = 0  # sessions the hook serves: recordings (noting unrouted clients), self-guarded replays
 _blocked: list[NetworkBlockedError] = []
+_run_policy: NetworkPolicy | None = None  # guard_run(): also while no replaying session is active
+_outside: list[NetworkBlockedError] = []  # what the run policy blocked
 _busy = threading.local()  # our own look-ups inside the hook must not re-enter it
 
 
@@ -113,7 +118,7 @@ def _install() -> None:
 
 def _rearm() -> None:
     global _armed
-    _armed = bool(_explicit) or _replay_policy is not None or _watching > 0
+    _armed = bool(_explicit) or _replay_policy is not None or _run_policy is not None or _watching > 0
 
 
 @dataclass
@@ -175,12 +180,12 @@ def _check(event: str, args: tuple[Any, ...]) -> None:
         if event in ("socket.getaddrinfo", "socket.gethostbyname") and not _is_loopback(host):
             _remember_addresses(policy, host)
         return
-    error = _blocked_error(host, port, event, what or policy.reason, sys._getframe(2))
+    error = _blocked_error(host, port, event, what or policy.reason, sys._getframe(2), policy.hint)
     if owner is not None:  # a block guarding itself: it fails on the error when it ends, if swallowed
         owner.blocked.append(error)
     elif what is not None:  # the run's guard: kept so the test fails even if the error is swallowed
         with _lock:
-            _blocked.append(error)
+            (_outside if policy is _run_policy else _blocked).append(error)
     raise error
 
 
@@ -189,11 +194,12 @@ def _active_policy() -> tuple[NetworkPolicy | None, str | None, Any]:
     itself (`cassette.using`), to which a refusal belongs, if one does."""
     if _explicit:
         return _explicit[-1], None, None
-    if _replay_policy is None and not _watching:
+    if _replay_policy is None and not _watching and _run_policy is None:
         return None, None, None
     session = _sessions.replaying()
     if session is None or not session.replaying or session.network_guard is False:
-        return None, None, None
+        # no replaying block here: a whole replaying run's guard (its exit included), if on
+        return (_run_policy, _run_policy.reason, None) if _run_policy is not None else (None, None, None)
     owner = session if session.guard is not None else None
     if _replay_policy is not None:  # the run's (pytest): its allowed hosts and switches
         return _replay_policy, f"replaying cassette {session.path}", owner
@@ -412,9 +418,26 @@ def _awaiting_frames(coro: Any) -> list[FrameType]:
     return frames
 
 
+def _packages(frame: FrameType | None) -> tuple[str, ...]:
+    """The top-level packages on the stack, outermost first (what a `cassette_network_hint` reads)."""
+    tops: list[str] = []
+    while frame is not None:
+        top = str(frame.f_globals.get("__name__", "")).split(".", 1)[0]
+        if top not in tops:
+            tops.insert(0, top)
+        frame = frame.f_back
+    return tuple(tops)
+
+
 def _blocked_error(
-    host: str, port: int | None, event: str, reason: str, frame: FrameType | None
+    host: str,
+    port: int | None,
+    event: str,
+    reason: str,
+    frame: FrameType | None,
+    hint: Callable[[str, tuple[str, ...]], str | None] | None = None,
 ) -> NetworkBlockedError:
+    said = hint(host, _packages(frame)) if hint is not None else None
     chain, caller = _client_chain(frame)
     if not chain:
         chain, caller = _awaiting_client(caller)
@@ -425,13 +448,14 @@ def _blocked_error(
     origin = f" from {caller}" if caller else ""
     likely = f"the {chain[0]} client" if chain else "the code that opened it"
     message = (
-        f"network blocked: {action} {where}{via}{origin} ({reason}). It did not go through the "
+        f"network blocked: {action} {where}{via}{origin} ({reason}). {said + ' ' if said else ''}"
+        "It did not go through the "
         f"cassette seam, so {likely} is likely un-instrumented: wrap it with "
         "cassette.instrument(client), or build it with http_client=cassette.http_client(). "
         f"If this host is meant to be reached, allow it with --cassette-allow-host={host} "
         f'or [tool.cassette] allow_hosts = ["{host}"].'
     )
-    return NetworkBlockedError(message, host=host, port=port)
+    return NetworkBlockedError(message, host=host, port=port, hint=said or "")
 
 
 @contextlib.contextmanager
@@ -480,6 +504,35 @@ def guard_replay(policy: NetworkPolicy | None) -> NetworkPolicy | None:
         previous, _replay_policy = _replay_policy, policy
         _rearm()
     return previous
+
+
+def guard_run(policy: NetworkPolicy | None) -> NetworkPolicy | None:
+    """Also block while no replaying session is active (a whole replaying run, its exit included).
+
+    Returns the policy it replaces; ``None`` turns this off. What it blocks is kept for
+    `take_blocked_outside` (a library's own background traffic, not a test's).
+
+    Example::
+
+        previous = guard_run(NetworkPolicy(reason="the run replays"))
+        ...
+        guard_run(previous)
+    """
+    global _run_policy
+    if policy is not None:
+        _install()
+    with _lock:
+        previous, _run_policy = _run_policy, policy
+        _rearm()
+    return previous
+
+
+def take_blocked_outside() -> list[NetworkBlockedError]:
+    """What `guard_run`'s policy blocked since the last call (outside any replaying session)."""
+    with _lock:
+        found = list(_outside)
+        _outside.clear()
+    return found
 
 
 def take_blocked() -> list[NetworkBlockedError]:

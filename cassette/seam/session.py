@@ -47,7 +47,7 @@ from cassette.seam.matching import wildcard_match
 from cassette.seam.redaction import redacted
 from cassette.secrets.placeholders import placeholder_pattern, redacted_key, removed_values, spread_redactions
 from cassette.store.blobs import BlobStore, default_store_for
-from cassette.store.cassettes import load_cassette, save_cassette
+from cassette.store.cassettes import load_cassette, save_cassette, stored_compressed
 from cassette.store.files import not_writable_error, refuse_special
 from cassette.store.refs import check_refs
 
@@ -406,9 +406,11 @@ class Session:
                 f"the cassette path {str(path)!r:.120} holds a NUL byte, which no file name can. "
                 "Fix the path."
             )
-        # resolved against the working directory once, as open() does: an agent that changes
-        # directory inside the block must not move where the cassette is read and written
-        self.path = Path(path).absolute()
+        # relative to the project root (the pyproject.toml's directory, as cassette_dir is), resolved
+        # once: `cd tests && pytest` finds what `pytest` from the root wrote, and an agent that
+        # changes directory inside the block does not move where the cassette is read and written
+        root = self.config.root if self.config.source is not None else Path.cwd()  # no project: here
+        self.path = (root / path).absolute()
         self.requested_mode = resolve_mode(mode, self.config)
         if store is not None:
             if not isinstance(store, str | os.PathLike) or "\x00" in str(store) or not str(store).strip():
@@ -430,6 +432,8 @@ class Session:
         if compress is not None and not isinstance(compress, bool):
             raise CassetteConfigError(f"compress must be True or False, got {compress!r:.80}.")
         self.compress = self.config.compress if compress is None else compress
+        # neither the caller nor the config said: a re-recorded cassette keeps the form it has
+        self.compress_set = compress is not None or "compress" in self.config.keys
         self.mode: Mode = self.requested_mode  # auto is resolved on start
         self.cassette: Cassette | None = None
         self.committed: Cassette | None = None
@@ -985,6 +989,9 @@ class Session:
         else:
             target = self.path
         new.path = target
+        if not self.compress_set:
+            kept = stored_compressed(self.path)  # `cassette compress` sticks across re-recordings
+            self.compress = self.compress if kept is None else kept
         save_cassette(new, target, self.blob_threshold, compress=self.compress)
         self.written = target
         self.cassette = new

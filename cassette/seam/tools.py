@@ -813,8 +813,9 @@ def _set_fields(cls: type, name: str, fields: dict[str, Any], names: set[str]) -
 
 
 def _dec_pydantic(v: dict[str, Any]) -> Any:
-    if not isinstance(v["$pydantic"], str) or ("data" not in v and "fields" not in v):
-        raise _malformed("a `$pydantic` value needs a string model name and `fields`")
+    fields_ok = isinstance(v.get("fields"), dict) or isinstance(v.get("data"), dict)
+    if not isinstance(v["$pydantic"], str) or not fields_ok:  # the shape first: verify can check it
+        raise _malformed("a `$pydantic` value needs a string model name and an object `fields`")
     cls = _class(v, "$pydantic", "pydantic model", lambda c: callable(getattr(c, "model_validate", None)))
     # `data`: model_dump(mode="json"), as releases before typed values wrote it
     data = _dec(v["fields"]) if "fields" in v else v["data"]

@@ -134,6 +134,20 @@ def save_cassette(cassette: Cassette, path: Path, threshold: int, *, compress: b
         ) from None
 
 
+def stored_compressed(path: Path) -> bool | None:
+    """Whether the cassette at ``path`` is stored compressed; ``None`` when there is none to read.
+
+    Example::
+
+        stored_compressed(Path("tests/cassettes/triage.json"))  # True after `cassette compress`
+    """
+    try:
+        with open(path, "rb") as f:
+            return is_compressed(f.read(2))
+    except OSError:
+        return None
+
+
 def _holds(path: Path, manifest: bytes) -> bool:
     """Whether ``path`` is a compressed cassette whose content is ``manifest`` already."""
     try:

@@ -186,3 +186,8 @@ def _message_events(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
     out["error"] = error
     out["truncated"] = out["truncated"] or not ended
     return out
+
+
+@hookimpl
+def cassette_placeholder_credentials() -> dict[str, str]:
+    return {"ANTHROPIC_API_KEY": "cassette-replay-no-key"}  # Anthropic() refuses to build without one

@@ -282,3 +282,20 @@ def _responses_events(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
     if final is None:
         out["truncated"] = True  # the stream ended before its last event
     return out
+
+
+@hookimpl
+def cassette_placeholder_credentials() -> dict[str, str]:
+    # OpenAI() and AzureOpenAI() refuse to build without a key; replay sends none
+    return {"OPENAI_API_KEY": "cassette-replay-no-key", "AZURE_OPENAI_API_KEY": "cassette-replay-no-key"}
+
+
+@hookimpl
+def cassette_network_hint(host: str, packages: list[str]) -> str | None:
+    if "agents" in packages:
+        return (
+            "This is openai-agents' own trace exporter (it posts traces to api.openai.com on its own "
+            "client, at exit too): turn it off for replay with agents.set_tracing_disabled(True) or "
+            "OPENAI_AGENTS_DISABLE_TRACING=1."
+        )
+    return None

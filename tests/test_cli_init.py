@@ -1,0 +1,150 @@
+"""`cassette init` leaves a project that works: real pre-commit in a real git repo, without the venv on PATH.
+
+pre-commit builds the hooks' own environment and pip-installs cassette into it (from this checkout,
+through the machine's package index for the dependencies), as a fresh clone, a CI runner or
+pre-commit.ci would; nothing of the test's virtualenv is on PATH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cassette import __version__
+from cassette.cli import main
+from tests.test_hooks import OPENAI_KEY
+
+ROOT = Path(__file__).resolve().parent.parent
+_NO_INDEX = ("NewConnectionError", "Temporary failure in name resolution", "No matching distribution")
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _checkout_copy(dest: Path) -> tuple[Path, str]:
+    """A committed copy of this project (package, pyproject, hook manifest): a hook repository."""
+    dest.mkdir()
+    shutil.copytree(ROOT / "cassette", dest / "cassette", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", ".pre-commit-hooks.yaml", "README.md"):
+        shutil.copy(ROOT / name, dest / name)
+    _git("init", "-q", "-b", "main", cwd=dest)
+    _git("add", "-A", cwd=dest)
+    _git("commit", "-q", "-m", "cassette", cwd=dest)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=dest, capture_output=True, text=True, check=True)
+    return dest, head.stdout.strip()
+
+
+def _pre_commit(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON", "CASSETTE_"))}
+    env.update(
+        PATH="/usr/local/bin:/usr/bin:/bin",  # no virtualenv: no `cassette` executable to find
+        PRE_COMMIT_HOME=str(home),
+        HOME=str(home),
+        GIT_CONFIG_NOSYSTEM="1",
+    )
+    command = [sys.executable, "-m", "pre_commit", *args]
+    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=900)
+
+
+def _project_with_a_leaked_key(project: Path) -> None:
+    _git("init", "-q", "-b", "main", cwd=project)
+    folder = project / "tests" / "cassettes"
+    folder.mkdir(parents=True)
+    (folder / "leak.json").write_text(json.dumps({"request": {"headers": {"authorization": OPENAI_KEY}}}))
+
+
+@pytest.mark.parametrize("how", ["local", "hook-repo"])
+def test_the_hooks_init_writes_install_cassette_and_run_without_the_venv_on_path(
+    how: str, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path_factory.mktemp("project")
+    _project_with_a_leaked_key(project)
+    source, rev = _checkout_copy(tmp_path_factory.mktemp("src") / "cassette")
+    if how == "local":
+        args = ["init", str(project), "--requirement", str(source)]
+    else:
+        args = ["init", str(project), "--repo", str(source), "--rev", rev]
+    assert main(args) == 0
+    capsys.readouterr()
+    _git("add", "-A", cwd=project)
+
+    done = _pre_commit(project, tmp_path_factory.mktemp("home"), "run", "--all-files")
+    out = done.stdout + done.stderr
+    if done.returncode not in (0, 1) and any(s in out for s in _NO_INDEX):
+        pytest.skip("pre-commit could not reach a package index to build the hooks' environment")
+    assert "Executable `cassette` not found" not in out
+    assert done.returncode == 1, out  # the staged key stops the commit
+    # "cassette secrets.....Failed" (local hooks) or "cassette secrets (staged ...)....Failed"
+    lines = {m.group(1): line for line in out.splitlines() if (m := re.match(r"(cassette [a-z]+)", line))}
+    assert lines["cassette secrets"].endswith("Failed"), out
+    assert "openai-api-key" in out and OPENAI_KEY not in out
+    assert lines["cassette verify"].endswith("Passed") and lines["cassette drift"].endswith("Passed"), out
+
+
+def test_init_says_created_or_updated_ignores_review_files_and_ends_with_the_next_steps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path(".gitignore").write_text("__pycache__/")  # no trailing newline
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[:4] == [
+        "created pyproject.toml",
+        "created .pre-commit-config.yaml",
+        "created .gitattributes",
+        "updated .gitignore",
+    ]
+    assert out.rstrip().endswith("4. install hooks:   pre-commit install")
+    assert "1. mark a test:     @pytest.mark.cassette" in out and "2. record it:       pytest" in out
+    assert Path(".gitignore").read_text().splitlines() == [
+        "__pycache__/",
+        "# cassette: re-recordings and failed recordings kept for review, never committed",
+        "*.pending.json",
+        "*.failed.json",
+    ]
+    text = Path("pyproject.toml").read_text()
+    assert "docs/" not in text and "`cassette init --help`" in text  # docs the user has
+    hooks = yaml.safe_load(Path(".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
+    assert {h["language"] for h in hooks} == {"python"}
+    assert {tuple(h["additional_dependencies"]) for h in hooks} == {(f"cassette=={__version__}",)}
+
+    assert main(["init"]) == 0
+    again = capsys.readouterr().out
+    assert "nothing to do: the project is already set up" in again and "created" not in again
+    assert main(["init", "--help"]) == 0
+    assert "[tool.cassette]: cassette_dir" in capsys.readouterr().out
+
+
+def test_init_with_repo_system_runs_the_cassette_on_path(tmp_path: Path) -> None:
+    assert main(["init", "--repo", "system"]) == 0
+    hooks = yaml.safe_load(Path(".pre-commit-config.yaml").read_text())["repos"][0]
+    assert hooks["repo"] == "local"
+    assert {h["language"] for h in hooks["hooks"]} == {"system"}
+    assert all("additional_dependencies" not in h for h in hooks["hooks"])
+
+
+def test_docs_pre_commit_md_shows_what_init_writes_and_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path(".gitignore").write_text("")
+    assert main(["init"]) == 0
+    printed = capsys.readouterr().out
+    doc = (ROOT / "docs" / "pre-commit.md").read_text(encoding="utf-8")
+    marker = "# .pre-commit-config.yaml, as cassette init writes it\n"
+    shown = doc[doc.index(marker) + len(marker) :].split("```", 1)[0]
+    assert shown == Path(".pre-commit-config.yaml").read_text().replace(__version__, "0.1.0")
+    console = doc[doc.index("$ cassette init\n") + len("$ cassette init\n") :].split("```", 1)[0]
+    assert console == printed

@@ -10,14 +10,8 @@ from cassette.cli._paths import resolve_arg, shown
 from cassette.config import load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError
-from cassette.maintenance.hygiene import (
-    PENDING_SUFFIX,
-    blob_use,
-    cassette_dir,
-    cassette_files,
-    read_manifest,
-    store_for,
-)
+from cassette.maintenance.hygiene import PENDING_SUFFIX, blob_use, cassette_dir, cassette_files, read_manifest
+from cassette.seam.session import store_for
 
 HELP = "replace cassettes by their reviewed *.pending.json re-recordings (whole cassette dir, or by path)"
 

@@ -16,7 +16,8 @@ from typing import Any
 from cassette.cli._paths import resolve_arg, shown
 from cassette.config import Config, load_config
 from cassette.errors import CassetteError
-from cassette.maintenance.hygiene import cassette_dir, cassette_files, format_size, store_for
+from cassette.maintenance.hygiene import cassette_dir, cassette_files, format_size
+from cassette.seam.session import store_for
 
 HELP = "rewrite cassettes gzip-compressed (or --readable: as readable JSON) without re-recording"
 

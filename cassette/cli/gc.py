@@ -27,8 +27,8 @@ from cassette.maintenance.hygiene import (
     parse_grace,
     plan_gc,
     read_manifest,
-    store_for,
 )
+from cassette.seam.session import store_for
 
 HELP = "remove unreferenced blobs and stale *.tmp files (dry run unless --apply)"
 

@@ -116,9 +116,10 @@ def _vcr_pairs(source: Path, to: Path) -> list[tuple[Path, Path]]:
 
 
 def _shared_store(root: Path) -> None:
-    from cassette.importers._common import _store_for
+    from cassette.config import load_config
+    from cassette.seam.session import store_for
 
-    store = _store_for(root / "x.json")
+    store = store_for(root / "x.json", load_config())
     try:
         store.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -18,8 +18,8 @@ from cassette.maintenance.hygiene import (
     format_size,
     read_manifest,
     store_blobs,
-    store_for,
 )
+from cassette.seam.session import store_for
 
 HELP = "list cassettes with LLM/tool/HTTP call counts and sizes (manifest + the blobs it references)"
 

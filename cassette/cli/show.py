@@ -14,8 +14,8 @@ from cassette.cli._paths import resolve_arg, shown
 from cassette.config import load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError, CassetteShapeError
-from cassette.maintenance.hygiene import store_for
 from cassette.plugins.manager import tokens_of
+from cassette.seam.session import store_for
 from cassette.store.cassettes import load_cassette
 
 HELP = "print a cassette as a timeline: seq, kind, model or tool, request and response excerpts, tokens"

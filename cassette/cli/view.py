@@ -12,9 +12,8 @@ from cassette.core.model import Cassette
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError
 from cassette.hooks.drift import drift_pending, drift_revs
-from cassette.maintenance.hygiene import store_for
 from cassette.review.view import DriftSide, drift_page, run_page
-from cassette.seam.session import pending_path
+from cassette.seam.session import pending_path, store_for
 from cassette.store.cassettes import load_cassette
 from cassette.store.files import atomic_write
 

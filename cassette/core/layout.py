@@ -80,7 +80,7 @@ def _spaced(value: Any) -> bytes:
     return orjson.dumps(value)
 
 
-def _sorted_envelope(value: dict[str, Any], depth: int) -> dict[str, Any]:
+def sorted_envelope(value: dict[str, Any], depth: int) -> dict[str, Any]:
     """Sort the keys of the manifest's own objects (top level, interactions, request and response).
 
     Payloads below them keep their original key order: a tool result that user
@@ -89,5 +89,5 @@ def _sorted_envelope(value: dict[str, Any], depth: int) -> dict[str, Any]:
     out = {}
     for k in sorted(value):
         v = value[k]
-        out[k] = _sorted_envelope(v, depth - 1) if depth > 0 and isinstance(v, dict) else v
+        out[k] = sorted_envelope(v, depth - 1) if depth > 0 and isinstance(v, dict) else v
     return out

@@ -92,7 +92,7 @@ def convert_tool(
 ) -> Converted:
     """A cendor tool entry as our ``kind="tool"`` interaction."""
     from cassette.plugins.manager import normalize
-    from cassette.seam.tools import _request
+    from cassette.seam.tools import tool_request
 
     name = request.get("name")
     if not isinstance(name, str) or not name:
@@ -105,7 +105,7 @@ def convert_tool(
             signature: inspect.Signature | None = inspect.signature(fn)
         except (TypeError, ValueError):
             signature = None
-        ours = _request(name, signature, tuple(args), dict(kwargs))
+        ours = tool_request(name, signature, tuple(args), dict(kwargs))
         if set(ours["arguments"]) == {"args", "kwargs"} and signature is not None:
             notes.append(
                 f"the arguments do not fit the signature of {name}{signature}; kept as {{args, kwargs}}, "

@@ -10,13 +10,14 @@ from typing import Any
 
 import orjson
 
+from cassette.config import load_config
 from cassette.core import sse
 from cassette.core.canonical import request_key
 from cassette.core.model import Cassette, HttpRequest, Interaction
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteImportError, CassetteIOError
-from cassette.seam.transport import _DROP_RESPONSE_HEADERS, body_bytes, body_record
-from cassette.store.blobs import default_store_for
+from cassette.seam.session import store_for
+from cassette.seam.transport import DROP_RESPONSE_HEADERS, body_bytes, body_record
 from cassette.store.cassettes import save_cassette
 
 # Where a converted LLM call is pretended to have gone: only the path and headers decide its kind.
@@ -189,7 +190,7 @@ def http_response(status: int, headers: list[tuple[str, str]], body: bytes) -> d
         name = k.lower()
         if name == "content-type" and not content_type:
             content_type = v
-        if name in _DROP_RESPONSE_HEADERS:
+        if name in DROP_RESPONSE_HEADERS:
             continue
         if name in kept:
             prev = kept[name]
@@ -221,25 +222,10 @@ def redacted_paths(value: Any, needle: str = REDACTED, limit: int = 4) -> list[s
     return found
 
 
-def _store_for(path: Path) -> Path:
-    """The blob store a session on ``path`` would use, so an imported cassette shares it."""
-    from cassette.config import load_config
-
-    config = load_config()
-    if config.store:
-        return config.store_path()
-    try:
-        resolve_path(path).relative_to(config.cassette_root())
-    except ValueError:
-        return default_store_for(path)
-    return config.store_path()
-
-
 def save_converted(
     calls: list[Converted], target: str | os.PathLike[str], *, overwrite: bool, error: type[CassetteError]
 ) -> tuple[Path, dict[str, int]]:
     """Write ``calls`` as a cassette at ``target`` (redacted, blobs in the usual store); return kinds."""
-    from cassette.config import load_config
     from cassette.seam.redaction import redacted
     from cassette.secrets.placeholders import redacted_key
 
@@ -269,7 +255,7 @@ def save_converted(
         interactions.append(
             Interaction(seq, c.kind, c.key, request, redacted(c.response, c.kind, "response"), extra)
         )
-    store = _store_for(path)
+    store = store_for(path, load_config())
     cassette = Cassette(path=path, interactions=interactions, store=store)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

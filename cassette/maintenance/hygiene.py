@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cassette.config import Config
 from cassette.core.canonical import loads
 from cassette.core.compression import expand
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError, CassetteError
 from cassette.git.repo import committed_time
-from cassette.store.blobs import WRITER_PREFIX, BlobStore, default_store_for
+from cassette.store.blobs import WRITER_PREFIX, BlobStore
 from cassette.store.cassettes import load_cassette
 from cassette.store.files import TMP_SUFFIX, read_regular
 from cassette.store.manifest import parse_manifest
@@ -44,17 +43,6 @@ _GRACE_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 # --- where things are -----------------------------------------------------------------------------
-
-
-def store_for(path: Path, config: Config) -> Path:
-    """The blob store a cassette at ``path`` uses, decided exactly as `Session` decides it."""
-    if config.store:
-        return config.store_path()
-    try:
-        resolve_path(path).relative_to(config.cassette_root())
-    except ValueError:
-        return default_store_for(path)
-    return config.store_path()
 
 
 def cassette_dir(given: Path | None) -> Path:

@@ -22,7 +22,7 @@ _lock = threading.Lock()
 _pm: pluggy.PluginManager | None = None
 
 
-def _new_manager(extra: Iterable[str] = (), root: Path | None = None) -> pluggy.PluginManager:
+def new_plugin_manager(extra: Iterable[str] = (), root: Path | None = None) -> pluggy.PluginManager:
     from cassette.plugins import BUILTIN
 
     pm = pluggy.PluginManager("cassette")
@@ -107,7 +107,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
                 from cassette.config import load_config
 
                 config = load_config()
-                _pm = _new_manager(config.plugins, config.root if config.source else None)
+                _pm = new_plugin_manager(config.plugins, config.root if config.source else None)
     return _pm
 
 

@@ -28,7 +28,7 @@ from cassette.core.naming import safe_name
 from cassette.errors import CassetteError
 from cassette.pytest_plugin.collection import SESSION_FIXTURE, CollectionWatch, claim_cassettes
 from cassette.pytest_plugin.guard import collect_outside
-from cassette.pytest_plugin.item import ITEM, TestDidNotRun, after_call, open_session
+from cassette.pytest_plugin.item import ITEM, _TestDidNotRun, after_call, open_session
 from cassette.pytest_plugin.markers import MARKER_HELP
 from cassette.pytest_plugin.naming import cassette_path_for, default_cassette_path
 from cassette.pytest_plugin.options import (
@@ -106,7 +106,7 @@ def _cassette_session(request: pytest.FixtureRequest) -> Iterator[Session]:
     finally:
         if not holder.closed:  # the test body never ran: keep nothing as the cassette
             try:
-                holder.close(TestDidNotRun(f"{request.node.nodeid} did not run"))
+                holder.close(_TestDidNotRun(f"{request.node.nodeid} did not run"))
             except CassetteError as exc:
                 if exc is holder.conflict:  # a setup fixture wrote the test's cassette: say where it is
                     raise pytest.fail.Exception(f"CassetteError: {exc}", pytrace=False) from None

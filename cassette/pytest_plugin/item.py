@@ -29,7 +29,7 @@ from cassette.seam.session import Mode, Session, failed_path, parse_mode, pendin
 from cassette.store.cassettes import load_cassette
 
 
-class TestDidNotRun(Exception):
+class _TestDidNotRun(Exception):
     """Finishes a session whose test never ran (a later fixture failed): nothing is committed."""
 
     __test__ = False  # not a test class, whatever pytest's name pattern says
@@ -121,7 +121,7 @@ class ItemCassette:
             "Open the file once: drop the cassette.using()/cassette.use() (the test's session already "
             "records every call the test makes), or give it a path of its own."
         )
-        if isinstance(exc, Exception) and not isinstance(exc, TestDidNotRun):
+        if isinstance(exc, Exception) and not isinstance(exc, _TestDidNotRun):
             message += f"\nThe test itself also failed: {type(exc).__name__}: {str(exc)[:300]}"
         return CassetteError(message, path=path)
 

@@ -230,11 +230,11 @@ def start_run(config: pytest.Config, early: EarlyStart | None) -> RunState:
 def check_plugins(cfg: Config) -> None:
     """Load the configured plugins now (import and register, which checks each hook's arguments), so
     a typo is a usage error, not a failure in every test."""
-    from cassette.plugins.manager import _new_manager, reset_plugin_manager
+    from cassette.plugins.manager import new_plugin_manager, reset_plugin_manager
 
     if cfg.plugins:
         try:
-            _new_manager(cfg.plugins, cfg.root)
+            new_plugin_manager(cfg.plugins, cfg.root)
         except CassetteConfigError as exc:
             raise CassetteConfigError(f"{cfg.source}: {exc}", path=cfg.source) from exc
     reset_plugin_manager()  # the next use reads this project's config and entry points

@@ -185,6 +185,19 @@ def routing() -> bool:
     return slot is not None
 
 
+def store_for(path: Path, config: Config) -> Path:
+    """The blob store a cassette at ``path`` uses when no ``store=`` is given: the configured store,
+    or the project's, for a cassette under the cassette directory; else the nearest ``.blobs``.
+
+    Example::
+
+        store_for(Path("tests/cassettes/test_agent/test_refund.json"), load_config())
+    """
+    if config.store or _is_within(path, config.cassette_root()):
+        return config.store_path()
+    return default_store_for(path)
+
+
 def replaying_session() -> Session | None:
     """The replaying session a connection made here belongs to: this context's, else any active one."""
     session = _current.get()
@@ -416,10 +429,8 @@ class Session:
             if not isinstance(store, str | os.PathLike) or "\x00" in str(store) or not str(store).strip():
                 raise CassetteConfigError(f"store must be a directory path, got {store!r:.80}.")
             self.store = Path(store).absolute()
-        elif self.config.store or _is_within(self.path, self.config.cassette_root()):
-            self.store = self.config.store_path()
         else:
-            self.store = default_store_for(self.path)
+            self.store = store_for(self.path, self.config)
         self.check_order = _flag(check_order, self.config.check_order, "check_order")
         self.unused_policy = _flag(unused, self.config.unused, "unused")
         if blob_threshold is not None and (

@@ -1130,7 +1130,7 @@ def _arguments(name: str, bound: dict[str, Any], signature: inspect.Signature | 
     return out
 
 
-def _request(
+def tool_request(
     name: str, signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> dict[str, Any]:
     """The request a tool call records: ``{"kind": "tool", "name", "arguments": {param: value}}``."""

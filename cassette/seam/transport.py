@@ -26,7 +26,7 @@ from cassette.plugins.manager import get_plugin_manager, normalize_http
 from cassette.seam.session import Session, Slot, seam_session
 
 # Never stored (recomputed on replay, or meaningless once the body is decoded) or churning every call.
-_DROP_RESPONSE_HEADERS = frozenset(
+DROP_RESPONSE_HEADERS = frozenset(
     {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "date"}
 )
 
@@ -95,7 +95,7 @@ def _kept_headers(headers: Any) -> dict[str, Any]:
     dated = retry.is_date(headers.get("retry-after"))
     for k, v in headers.multi_items():
         name = k.lower()
-        if name in _DROP_RESPONSE_HEADERS and not (dated and name == "date"):
+        if name in DROP_RESPONSE_HEADERS and not (dated and name == "date"):
             continue
         if name in out:
             prev = out[name]
@@ -226,7 +226,7 @@ def _recorded_headers(given: Any) -> list[tuple[str, str]]:
     if not isinstance(given, dict):
         raise TypeError(f"its `headers` is a {type(given).__name__}, not an object of header names")
     try:  # as recorded (text names and values, none to drop): taken at C speed
-        plain = _DROP_RESPONSE_HEADERS.isdisjoint(map(str.lower, given))
+        plain = DROP_RESPONSE_HEADERS.isdisjoint(map(str.lower, given))
         plain = plain and set(map(type, given.values())) == _TEXT
     except TypeError:  # a name that is not text
         plain = False
@@ -236,7 +236,7 @@ def _recorded_headers(given: Any) -> list[tuple[str, str]]:
     for k, v in given.items():
         if type(k) is not str:
             k = str(k)
-        if k.lower() in _DROP_RESPONSE_HEADERS:  # the body is stored decoded: encodings are moot
+        if k.lower() in DROP_RESPONSE_HEADERS:  # the body is stored decoded: encodings are moot
             continue
         if type(v) is str:
             headers.append((k, v))

@@ -8,7 +8,7 @@ from typing import Any
 
 from cassette.core.canonical import ordered_json
 from cassette.core.compression import expand, gunzip, gzip_bytes, is_compressed
-from cassette.core.layout import _sorted_envelope, manifest_json
+from cassette.core.layout import manifest_json, sorted_envelope
 from cassette.core.model import Cassette, Interaction
 from cassette.core.paths import resolve_path
 from cassette.errors import (
@@ -84,7 +84,7 @@ def manifest_bytes(cassette: Cassette, store: BlobStore, threshold: int, *, comp
     doc: dict[str, Any] = dict(cassette.meta)
     doc["version"] = FORMAT_VERSION
     doc["interactions"] = [
-        _sorted_envelope(
+        sorted_envelope(
             Interaction(
                 i.seq,
                 i.kind,
@@ -97,7 +97,7 @@ def manifest_bytes(cassette: Cassette, store: BlobStore, threshold: int, *, comp
         )
         for i in cassette.interactions
     ]
-    doc = _sorted_envelope(doc, 0)
+    doc = sorted_envelope(doc, 0)
     return ordered_json(doc) + b"\n" if compact else manifest_json(doc)
 
 

@@ -35,7 +35,7 @@ from pydantic import BaseModel
 import cassette
 from cassette.core.canonical import request_key
 from cassette.plugins.manager import get_plugin_manager, normalize
-from cassette.seam.tools import ValueCodec, _request, from_jsonable, to_jsonable
+from cassette.seam.tools import ValueCodec, from_jsonable, to_jsonable, tool_request
 
 CASSETTE = "tests/cassettes/values.json"
 ran: list[Any] = []
@@ -930,7 +930,7 @@ PROPERTY = settings(
 
 
 def _key(value: Any) -> str:
-    return request_key(normalize(_request("echo", None, (value,), {}), "tool"))
+    return request_key(normalize(tool_request("echo", None, (value,), {}), "tool"))
 
 
 def _identity(v: Any) -> Any:

@@ -813,8 +813,10 @@ def _set_fields(cls: type, name: str, fields: dict[str, Any], names: set[str]) -
 
 
 def _dec_pydantic(v: dict[str, Any]) -> Any:
-    fields_ok = isinstance(v.get("fields"), dict) or isinstance(v.get("data"), dict)
-    if not isinstance(v["$pydantic"], str) or not fields_ok:  # the shape first: verify can check it
+    # the shape first, so verify can check it without the model's module: `fields` an object, or
+    # (as releases before typed values wrote it) a model_dump in `data`, which is never null
+    fields_ok = isinstance(v.get("fields"), dict) or ("fields" not in v and v.get("data") is not None)
+    if not isinstance(v["$pydantic"], str) or not fields_ok:
         raise _malformed("a `$pydantic` value needs a string model name and an object `fields`")
     cls = _class(v, "$pydantic", "pydantic model", lambda c: callable(getattr(c, "model_validate", None)))
     # `data`: model_dump(mode="json"), as releases before typed values wrote it

@@ -69,7 +69,7 @@ def timeline(path: Path) -> list[dict[str, Any]]:
 
     Example::
 
-        timeline(Path("tests/cassettes/triage.json"))[0]["what"]  # "openai gpt-4o-mini"
+        timeline(Path("tests/cassettes/triage.json"))[0]["what"]  # "<provider> gpt-4o-mini"
     """
     config = load_config(resolve_path(path).parent)
     try:

@@ -4,9 +4,9 @@ Each module here implements hooks from :mod:`cassette.hookspecs` with
 ``@hookimpl``. The plugin manager registers every module named in ``BUILTIN``.
 """
 
-# pluggy calls the last registered first: OpenAI's provider, whose requests (and every
-# OpenAI-compatible server's) are most of the traffic, is asked before Anthropic's. No request
-# is claimed by both, so the order changes nothing else.
+# pluggy calls the last registered first: the provider listed last among them, whose requests
+# (and every compatible server's) are most of the traffic, is asked first. No request is claimed
+# by two providers, so the order changes nothing else.
 BUILTIN = [
     "cassette.plugins.providers.anthropic",
     "cassette.plugins.providers.openai",

@@ -212,7 +212,7 @@ class UnroutedConnection:
     caller: str | None
 
     def describe(self) -> str:
-        """``"the openai client (openai -> httpx2) connected to 127.0.0.1:8000 from app.py:12 in main"``"""
+        """``"the acme client (acme -> httpx2) connected to 127.0.0.1:8000 from app.py:12 in main"``"""
         where = f"{self.host}:{self.port}" if self.port else self.host
         via = f" ({' -> '.join(self.clients)})" if len(self.clients) > 1 else ""
         origin = f" from {self.caller}" if self.caller else ""

@@ -117,7 +117,7 @@ def _url_password(s: str) -> bool:
     return not s.startswith(("%", "$", "{", "<"))
 
 
-# A name that holds a credential (`OPENAI_API_KEY`, `client_secret`, `SessionToken`, `db_password`)
+# A name that holds a credential (`ACME_API_KEY`, `client_secret`, `SessionToken`, `db_password`)
 _KEY_NAME = (
     r"(?i:api[_-]?key|secret|"
     # a page, sync or continuation token names where a listing resumes: not a credential

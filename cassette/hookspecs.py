@@ -239,3 +239,19 @@ def cassette_fallback_match(kind: str, request: dict[str, Any]) -> Callable[[dic
     Asked only on a miss. The session serves the first unserved recording of the same
     kind that one of the functions accepts, trying the functions in pluggy's order.
     """
+
+
+@hookspec
+def cassette_client_packages() -> list[str]:
+    """The top-level packages of HTTP clients and SDKs whose frames name the client that opened a
+    connection outside the seam (an unrouted client, a connection the network guard blocked).
+
+    :return: importable top-level package names (``"requests"``, ``"httpx"``, your SDK's), never
+        a module path: a frame is matched by the first part of its module's ``__name__``.
+
+    The packages on the connecting stack are named outermost first (``acme -> httpx``), and the
+    outermost is "the client" the message asks to instrument; a connection with none of them on
+    its stack (a database driver) is not reported as an unrouted client. All results are
+    concatenated; the generic HTTP provider answers the common HTTP libraries.
+    """
+    return []

@@ -104,6 +104,11 @@ def cassette_retry_headers(
 
 
 @hookimpl
+def cassette_client_packages() -> list[str]:
+    return ["anthropic", "langchain_anthropic"]
+
+
+@hookimpl
 def cassette_sdk_errors() -> list[type[BaseException]]:
     # the SDK wraps any other exception from its HTTP client in a retried APIConnectionError
     # (a missing blob would be reported as a connection error, then as a miss on the retry)

@@ -94,3 +94,29 @@ def cassette_retry_headers(
     request: HttpRequest | None, status: int, headers: list[tuple[str, str]], date: str | None
 ) -> list[tuple[str, str]]:
     return retry.immediate(headers, limit=_MAX_WAIT, sent=date) if sdk_retries(status) else headers
+
+
+# SDKs without a provider plugin of their own, then the HTTP libraries under every client
+_CLIENT_PACKAGES = [
+    "google",
+    "mistralai",
+    "cohere",
+    "litellm",
+    "boto3",
+    "botocore",
+    "requests",
+    "aiohttp",
+    "urllib3",
+    "httpx2",
+    "httpx",
+    "httpcore",
+    "urllib",
+    "http",
+    "websockets",
+    "grpc",
+]
+
+
+@hookimpl(trylast=True)
+def cassette_client_packages() -> list[str]:
+    return list(_CLIENT_PACKAGES)

@@ -147,6 +147,11 @@ def cassette_retry_headers(
 
 
 @hookimpl
+def cassette_client_packages() -> list[str]:
+    return ["openai", "langchain_openai"]
+
+
+@hookimpl
 def cassette_sdk_errors() -> list[type[BaseException]]:
     sdk = sys.modules.get("openai")  # only an SDK the caller imported: it is what raises
     error = getattr(sdk, "OpenAIError", None)

@@ -198,6 +198,8 @@ def _chat_json(body: dict[str, Any]) -> dict[str, Any]:
             texts.extend(p.get("text", "") for p in content if isinstance(p, dict))
         if isinstance(message.get("refusal"), str):
             texts.append(message["refusal"])
+        if not message and isinstance(choice.get("text"), str):  # the legacy completions endpoint
+            texts.append(choice["text"])
         for call in message.get("tool_calls") or []:
             fn = call.get("function") or {}
             calls.append(
@@ -220,12 +222,16 @@ def _chat_events(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
                 continue
             index = int(choice.get("index") or 0)
             delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):  # a hand-edited or foreign event: read what is readable
+                continue
             for key in ("content", "refusal"):
                 if isinstance(delta.get(key), str):
                     texts.setdefault(index, []).append(delta[key])
             for call in delta.get("tool_calls") or []:
+                fn = call.get("function") if isinstance(call, dict) else None
+                if not isinstance(fn, dict):
+                    continue
                 slot = calls.setdefault((index, int(call.get("index") or 0)), {"name": "", "arguments": ""})
-                fn = call.get("function") or {}
                 slot["name"] += fn.get("name") or ""
                 slot["arguments"] += fn.get("arguments") or ""
             finish = choice.get("finish_reason") or finish

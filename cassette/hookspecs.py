@@ -255,3 +255,17 @@ def cassette_client_packages() -> list[str]:
     concatenated; the generic HTTP provider answers the common HTTP libraries.
     """
     return []
+
+
+@hookspec(firstresult=True)
+def cassette_endpoint_url(request: dict[str, Any]) -> str | None:
+    """The address on the provider's public API that a recorded LLM call of yours was sent to.
+
+    :param request: a recorded call's normalised request (``provider``, ``endpoint``, …).
+    :return: the URL to POST the request's body to, so that `cassette_http_request` keys it
+        as it was keyed when recorded (``https://api.acme.example/v1/generate``), or ``None``
+        when the request is not yours.
+
+    Asked by `cassette promote` for the skeleton test it writes, which makes each recorded
+    call again until the user's agent takes over. The first non-``None`` result wins.
+    """

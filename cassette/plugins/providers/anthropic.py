@@ -103,6 +103,20 @@ def cassette_retry_headers(
     return retry.immediate(headers, limit=None, sent=date) if sdk_retries(status) else headers
 
 
+_PUBLIC_URLS = {
+    "messages": "https://api.anthropic.com/v1/messages",
+    "messages.count_tokens": "https://api.anthropic.com/v1/messages/count_tokens",
+    "completions": "https://api.anthropic.com/v1/complete",
+}
+
+
+@hookimpl
+def cassette_endpoint_url(request: dict[str, Any]) -> str | None:
+    if request.get("provider") != "anthropic":
+        return None
+    return _PUBLIC_URLS.get(str(request.get("endpoint")))
+
+
 @hookimpl
 def cassette_client_packages() -> list[str]:
     return ["anthropic", "langchain_anthropic"]

@@ -146,6 +146,25 @@ def cassette_retry_headers(
     return retry.immediate(headers, limit=_MAX_WAIT, sent=date) if sdk_retries(status) else headers
 
 
+# the JSON endpoints a recorded call can be POSTed to again (a promoted test's skeleton)
+_PUBLIC_URLS = {
+    "chat.completions": "https://api.openai.com/v1/chat/completions",
+    "responses": "https://api.openai.com/v1/responses",
+    "embeddings": "https://api.openai.com/v1/embeddings",
+    "completions": "https://api.openai.com/v1/completions",
+    "moderations": "https://api.openai.com/v1/moderations",
+    "images.generate": "https://api.openai.com/v1/images/generations",
+    "audio.speech": "https://api.openai.com/v1/audio/speech",
+}
+
+
+@hookimpl
+def cassette_endpoint_url(request: dict[str, Any]) -> str | None:
+    if request.get("provider") != "openai":
+        return None
+    return _PUBLIC_URLS.get(str(request.get("endpoint")))
+
+
 @hookimpl
 def cassette_client_packages() -> list[str]:
     return ["openai", "langchain_openai"]

@@ -87,6 +87,17 @@ def cassette_secret_rules() -> list[Any]:
 
 
 @hookspec
+def cassette_secret_headers() -> list[str]:
+    """Return header names (any case) whose values the recorder's default redaction replaces.
+
+    For a provider's own headers that identify an account (``acme-organization``); the registry's
+    names (``authorization``, ``x-api-key``, any ``x-…-token``, …) and ``[tool.cassette]
+    redact_headers`` are redacted already. All results are concatenated.
+    """
+    return []
+
+
+@hookspec
 def cassette_semantic_backends() -> list[Any]:
     """Return semantic backends (objects with ``name``, ``default_threshold``
     and ``score(actual, expected)``) to offer to ``cassette.semantic_match``.

@@ -25,6 +25,7 @@ from cassette.secrets.rules import shannon_entropy
 # What the recorder writes where a value stood under a secret's name.
 PLACEHOLDER = "<redacted>"
 
+# (a provider plugin adds its own headers through the `cassette_secret_headers` hook)
 SECRET_HEADERS = frozenset(
     {
         "authorization",
@@ -32,11 +33,8 @@ SECRET_HEADERS = frozenset(
         "api-key",
         "x-api-key",
         "x-goog-api-key",
-        "anthropic-api-key",
         "cookie",
         "set-cookie",
-        "openai-organization",
-        "openai-project",
         "x-amz-security-token",
         "x-auth-token",
         "x-access-token",

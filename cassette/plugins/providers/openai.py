@@ -28,6 +28,9 @@ from cassette.plugins.providers.wire import (
     response_tokens,
     sdk_retries,
 )
+from cassette.secrets.formats import ASSIGN, KEY_END, KEY_START, key_rule, mixed_case
+from cassette.secrets.registry import placeholder_value
+from cassette.secrets.rules import SecretRule
 
 NOISE = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier", "store"})
 
@@ -312,3 +315,48 @@ def _responses_events(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
     if final is None:
         out["truncated"] = True  # the stream ended before its last event
     return out
+
+
+# --- its keys, for the scanner and the recorder's pattern redaction -------------------------------
+
+
+def _key(s: str) -> bool:
+    return "T3BlbkFJ" in s or (mixed_case(s) and not placeholder_value(s))
+
+
+RULES = [
+    key_rule(
+        "openai-api-key",
+        "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, sk-None-, legacy sk-…T3BlbkFJ…)",
+        KEY_START
+        + r"(sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,250}"
+        + r"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}"
+        # any other `sk-<kind>-` key carrying OpenAI's marker (base64 of "OpenAI")
+        + r"|[A-Za-z0-9]{2,16}-[A-Za-z0-9_-]{8,250}T3BlbkFJ[A-Za-z0-9_-]{8,250}))"
+        + KEY_END,
+        prefixes=("sk-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
+        entropy=3.5,
+        validate=_key,
+    ),
+    key_rule(
+        "azure-openai-key",
+        "Azure OpenAI / Azure AI services key (32 hex under an api-key or AZURE_*_KEY name)",
+        r"(?i:azure[\w.-]{0,40}?key|api-key|ocp-apim-subscription-key)[\w.-]{0,10}"
+        + ASSIGN
+        + r"([a-fA-F0-9]{32})(?![A-Za-z0-9])",
+        keywords=("azure", "api-key", "ocp-apim-subscription-key"),
+        entropy=3.0,
+    ),
+]
+
+
+@hookimpl
+def cassette_secret_rules() -> list[SecretRule]:
+    """Its key formats; asked before the generic formats (which run last), so a ``Bearer sk-proj-…``
+    header is reported as this key, not as a bearer token."""
+    return list(RULES)
+
+
+@hookimpl
+def cassette_secret_headers() -> list[str]:
+    return ["openai-organization", "openai-project"]

@@ -338,7 +338,8 @@ def _forms(secret: str) -> list[str]:
 
 
 def _ours_scan(files: list[Path]) -> tuple[float, float, dict[str, list[Any]]]:
-    from cassette.secrets import Scanner, default_rules
+    from cassette.plugins.manager import default_rules
+    from cassette.secrets import Scanner
 
     scanner = Scanner(default_rules())
     findings: dict[str, list[Any]] = {}
@@ -352,7 +353,8 @@ def _ours_scan(files: list[Path]) -> tuple[float, float, dict[str, list[Any]]]:
 def _score_ours(
     findings: dict[str, list[Any]], planted: dict[str, list[Plant]]
 ) -> tuple[int, int, int, list[str], dict[str, int]]:
-    from cassette.secrets import default_rules, fingerprint
+    from cassette.plugins.manager import default_rules
+    from cassette.secrets import fingerprint
 
     rule_ids = [r.id for r in default_rules()]
     found = total = fp = 0
@@ -502,7 +504,7 @@ def run(cfg: BenchConfig) -> Section:
     if peer("cassette.secrets") is None:
         section.error = "cassette/_secrets.py is not there yet"
         return section
-    from cassette.secrets import default_rules
+    from cassette.plugins.manager import default_rules
 
     work = cfg.scratch("scan")
     total = cfg.size(50_000_000, 1_000_000)

@@ -269,3 +269,44 @@ def cassette_network_hint(host: str, packages: list[str]) -> str | None:
     Called from inside the guard, in whatever thread connected: answer from the arguments alone,
     without I/O. The first non-``None`` result wins.
     """
+
+
+@hookspec
+def cassette_secret_headers() -> list[str]:
+    """Return header names (any case) whose values the recorder's default redaction replaces.
+
+    For a provider's own headers that identify an account (``acme-organization``); the registry's
+    names (``authorization``, ``x-api-key``, any ``x-…-token``, …) and ``[tool.cassette]
+    redact_headers`` are redacted already. All results are concatenated.
+    """
+    return []
+
+
+@hookspec
+def cassette_client_packages() -> list[str]:
+    """The top-level packages of HTTP clients and SDKs whose frames name the client that opened a
+    connection outside the seam (an unrouted client, a connection the network guard blocked).
+
+    :return: importable top-level package names (``"requests"``, ``"httpx"``, your SDK's), never
+        a module path: a frame is matched by the first part of its module's ``__name__``.
+
+    The packages on the connecting stack are named outermost first (``acme -> httpx``), and the
+    outermost is "the client" the message asks to instrument; a connection with none of them on
+    its stack (a database driver) is not reported as an unrouted client. All results are
+    concatenated; the generic HTTP provider answers the common HTTP libraries.
+    """
+    return []
+
+
+@hookspec(firstresult=True)
+def cassette_endpoint_url(request: dict[str, Any]) -> str | None:
+    """The address on the provider's public API that a recorded LLM call of yours was sent to.
+
+    :param request: a recorded call's normalised request (``provider``, ``endpoint``, …).
+    :return: the URL to POST the request's body to, so that `cassette_http_request` keys it
+        as it was keyed when recorded (``https://api.acme.example/v1/generate``), or ``None``
+        when the request is not yours.
+
+    Asked by `cassette promote` for the skeleton test it writes, which makes each recorded
+    call again until the user's agent takes over. The first non-``None`` result wins.
+    """

@@ -18,7 +18,8 @@ import pytest
 
 import cassette
 from cassette.cli import main
-from cassette.secrets import default_rules, redact_text
+from cassette.plugins.manager import default_rules
+from cassette.secrets import redact_text
 from cassette.store.blobs import BlobStore
 from cassette.testing.devserver import DevServer
 

@@ -26,11 +26,12 @@ from cassette import hookspecs
 from cassette.errors import CassetteConfigError
 from cassette.hookspecs import hookimpl
 from cassette.plugins import secret_rules
+from cassette.plugins.manager import default_rules
+from cassette.plugins.providers import anthropic, openai
 from cassette.secrets import (
     Finding,
     Scanner,
     SecretRule,
-    default_rules,
     redact_text,
     rules_from_plugins,
 )
@@ -180,7 +181,7 @@ def _filler(i: int) -> dict[str, object]:
 
 
 def test_every_builtin_rule_has_a_sample() -> None:
-    assert {r.id for r in secret_rules.RULES} == {s.rule for s in SAMPLES}
+    assert {r.id for r in default_rules()} == {s.rule for s in SAMPLES}
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=IDS)
@@ -594,7 +595,8 @@ class AcmePlugin:
 def _manager(*plugins: object) -> pluggy.PluginManager:
     pm = pluggy.PluginManager("cassette")
     pm.add_hookspecs(hookspecs)
-    pm.register(secret_rules)
+    for builtin in (anthropic, openai, secret_rules):  # the key formats: the providers' and the registry's
+        pm.register(builtin)
     for plugin in plugins:
         pm.register(plugin)
     return pm
@@ -627,7 +629,11 @@ def test_a_non_ascii_regex_is_a_config_error() -> None:
 
 
 def test_default_rules_match_the_hook() -> None:
-    assert [r.id for r in default_rules()] == [r.id for r in secret_rules.cassette_secret_rules()]
+    ids = [r.id for r in default_rules()]
+    assert ids == [r.id for r in rules_from_plugins(_manager())]
+    # each provider's formats first (the more specific ones), then the registry's, which run last
+    assert ids[:5] == ["openai-api-key", "azure-openai-key", *(r.id for r in anthropic.RULES)]
+    assert ids[5:] == [r.id for r in secret_rules.cassette_secret_rules()]
 
 
 def test_a_dotted_random_value_is_still_a_secret_while_code_naming_one_is_not() -> None:

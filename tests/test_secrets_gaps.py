@@ -37,7 +37,8 @@ import pytest
 
 import cassette
 from cassette.cli import main
-from cassette.secrets import Scanner, default_rules, fingerprint, redact_text
+from cassette.plugins.manager import default_rules
+from cassette.secrets import Scanner, fingerprint, redact_text
 from cassette.secrets.registry import placeholder_value
 from cassette.store.blobs import BlobStore
 from tests.secret_helpers import ALNUM, random_key

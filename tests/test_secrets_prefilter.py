@@ -24,7 +24,8 @@ import orjson
 import pytest
 
 from cassette.cli import main
-from cassette.secrets import Finding, Scanner, SecretRule, default_rules, redact_text
+from cassette.plugins.manager import default_rules
+from cassette.secrets import Finding, Scanner, SecretRule, redact_text
 from tests.secret_helpers import ALNUM, random_key
 from tests.test_secrets import SAMPLES, Sample
 

@@ -55,7 +55,7 @@ def test_a_recording_that_only_saw_an_unrouted_client_fails_and_writes_nothing(
     message = str(caught.value)
     assert "recorded no calls, but the openai client (openai -> httpx2" in message
     assert f"connected to 127.0.0.1:{devserver.port}" in message
-    assert "cassette.instrument(OpenAI(...))" in message and "allow_hosts" in message
+    assert "cassette.instrument(client)" in message and "allow_hosts" in message
     assert f"{Path(__file__).name}:" in message  # where the call was made
     assert not path.exists()  # no empty cassette to replay as a pass
 

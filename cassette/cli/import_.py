@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=VALUE",
         help="cendor: a request field the LLM calls sent but cendor did not store, e.g. temperature=0, "
-        "or for one provider anthropic.max_tokens=1024 (VALUE is JSON, else a string; repeatable)",
+        "or for one provider PROVIDER.max_tokens=1024 (VALUE is JSON, else a string; repeatable)",
     )
 
 

@@ -20,7 +20,7 @@ def loaded_plugins() -> list[dict[str, Any]]:
 
     Example::
 
-        [p["name"] for p in loaded_plugins()][:1]  # ["cassette.plugins.providers.openai"]
+        [p["name"] for p in loaded_plugins()][:1]  # ["cassette.plugins.providers.<first by name>"]
     """
     from cassette.plugins import BUILTIN
     from cassette.plugins.manager import get_plugin_manager, reset_plugin_manager

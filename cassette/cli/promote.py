@@ -9,7 +9,7 @@ from cassette.core.model import Interaction
 from cassette.errors import PromoteError
 from cassette.maintenance.promote import list_runs, promote
 
-HELP = "turn one run of a production trace (or a cendor / OpenAI log) into a cassette and a pytest file"
+HELP = "turn one run of a production trace (or a cendor / SDK log) into a cassette and a pytest file"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

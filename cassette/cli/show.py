@@ -14,7 +14,7 @@ from cassette.cli._paths import resolve_arg, shown
 from cassette.config import load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError, CassetteShapeError
-from cassette.plugins.manager import tokens_of
+from cassette.plugins.manager import get_plugin_manager, tokens_of
 from cassette.seam.session import store_for
 from cassette.store.cassettes import load_cassette
 
@@ -76,7 +76,7 @@ def timeline(path: Path) -> list[dict[str, Any]]:
 
     Example::
 
-        timeline(Path("tests/cassettes/triage.json"))[0]["what"]  # "openai gpt-4o-mini"
+        timeline(Path("tests/cassettes/triage.json"))[0]["what"]  # "<provider> gpt-4o-mini"
     """
     config = load_config(resolve_path(path).parent)
     try:
@@ -107,7 +107,7 @@ def timeline(path: Path) -> list[dict[str, Any]]:
                     "kind": inter.kind,
                     "what": _what(inter.kind, request),
                     "request": _request_excerpt(inter.kind, request),
-                    "response": _response_excerpt(inter.kind, response),
+                    "response": _response_excerpt(inter.kind, response, request),
                     "tokens": tokens_of(response) if inter.kind != "tool" else 0,
                     "incomplete": bool(response.get("incomplete")),
                     "parallel": inter.extra.get("parallel") is True,
@@ -191,7 +191,7 @@ def _request_excerpt(kind: str, request: dict[str, Any]) -> str:
     return ""
 
 
-def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
+def _response_excerpt(kind: str, response: dict[str, Any], request: dict[str, Any]) -> str:
     if kind == "tool":
         if "error" in response:
             error = response["error"]
@@ -208,9 +208,20 @@ def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
             message = err.get("message", "") if isinstance(err, dict) else _compact(err or body)
         return f"HTTP {status} {message}".strip()
     if isinstance(body, dict):
-        return _json_answer(body)
-    if isinstance(response.get("events"), list):
-        return _stream_answer(response["events"])
+        # a shape the provider knows holding the wrong type raises: the record is malformed
+        answer = _answer(_output(kind, response, request), with_arguments=True)
+        if answer is not None:
+            return answer
+        if isinstance(body.get("data"), list):
+            return f"{len(body['data'])} item(s)"
+        return _compact(body)
+    events = response.get("events")
+    if isinstance(events, list):
+        try:
+            answer = _answer(_output(kind, response, request), with_arguments=False)
+        except (TypeError, AttributeError, ValueError, KeyError, RecursionError):
+            answer = None  # a stream is shown as far as it reads
+        return answer or f"<stream of {len(events)} events>"
     if "text" in response:
         return str(response["text"])
     if isinstance(response.get("base64"), str):
@@ -218,94 +229,22 @@ def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
     return ""
 
 
-def _calls(calls: list[tuple[Any, Any]]) -> str:
-    return ", ".join(f"{name}({_compact(args)})" for name, args in calls)
+def _output(kind: str, response: dict[str, Any], request: dict[str, Any]) -> dict[str, Any] | None:
+    """What the response answered, as its provider plugin reads it (``cassette_response_output``)."""
+    hook = get_plugin_manager().hook
+    return hook.cassette_response_output(kind=kind, response=response, request=request)
 
 
-def _json_answer(body: dict[str, Any]) -> str:
-    choices = body.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        msg = choices[0].get("message") or {}
-        tool_calls = msg.get("tool_calls") or []
-        if tool_calls:
-            return "tool calls: " + _calls(
-                [
-                    ((c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
-                    for c in tool_calls
-                ]
-            )
-        return _text(msg.get("content")) or _text(choices[0].get("text"))
-    content = body.get("content")
-    if isinstance(content, list):  # Anthropic messages
-        uses = [
-            (p.get("name"), p.get("input"))
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "tool_use"
-        ]
-        text = _text([p for p in content if isinstance(p, dict) and p.get("type") == "text"])
-        return " ".join(x for x in (text, "tool calls: " + _calls(uses) if uses else "") if x)
-    output = body.get("output")
-    if isinstance(output, list):  # OpenAI Responses API
-        texts, calls = [], []
-        for item in output:
-            if not isinstance(item, dict):
-                continue
-            if item.get("type") == "function_call":
-                calls.append((item.get("name"), item.get("arguments")))
-            elif item.get("type") == "message":
-                texts.append(_text(item.get("content")))
-        return " ".join(x for x in (" ".join(texts), "tool calls: " + _calls(calls) if calls else "") if x)
-    if isinstance(body.get("data"), list):
-        return f"{len(body['data'])} item(s)"
-    return _compact(body)
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    """``value`` when it is an object, else ``{}`` (a hand-edited or foreign stream event)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _stream_answer(events: list[Any]) -> str:
-    """The text a stream carried, rebuilt from its SSE events (chat, Responses and Anthropic shapes)."""
-    text: list[str] = []
-    tools: list[str] = []
-    for event in events:
-        if not isinstance(event, str):
-            continue
-        for line in event.splitlines():
-            if not line.startswith("data:"):
-                continue
-            raw = line[5:].strip()
-            if raw == "[DONE]":
-                continue
-            try:
-                data = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if not isinstance(data, dict):
-                continue
-            choices = data.get("choices")
-            for choice in choices if isinstance(choices, list) else []:
-                delta = _obj(choice.get("delta")) if isinstance(choice, dict) else {}
-                if isinstance(delta.get("content"), str):
-                    text.append(delta["content"])
-                calls = delta.get("tool_calls")
-                for call in calls if isinstance(calls, list) else []:
-                    name = _obj(_obj(call).get("function")).get("name")
-                    if name:
-                        tools.append(str(name))
-            kind = data.get("type")
-            if kind == "content_block_delta" and isinstance(_obj(data.get("delta")).get("text"), str):
-                text.append(data["delta"]["text"])
-            elif kind == "content_block_start" and _obj(data.get("content_block")).get("type") == "tool_use":
-                tools.append(str(data["content_block"].get("name")))
-            elif kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
-                text.append(data["delta"])
-            elif (
-                kind == "response.output_item.added" and _obj(data.get("item")).get("type") == "function_call"
-            ):
-                tools.append(str(data["item"].get("name")))
-    answer = "".join(text)
-    if tools:
-        answer = " ".join(x for x in (answer, "tool calls: " + ", ".join(tools)) if x)
-    return answer or f"<stream of {len(events)} events>"
+def _answer(output: dict[str, Any] | None, *, with_arguments: bool) -> str | None:
+    """``text tool calls: name(arguments), ...`` (a stream's calls by name only), or ``None``
+    when no plugin knows the shape."""
+    if not isinstance(output, dict):
+        return None
+    text = output.get("text")
+    text = text if isinstance(text, str) else _compact(text) if text is not None else ""
+    calls = [c for c in output.get("tool_calls") or () if isinstance(c, dict) and c.get("name")]
+    if with_arguments:
+        listed = ", ".join(f"{c['name']}({_compact(c.get('arguments'))})" for c in calls)
+    else:
+        listed = ", ".join(str(c["name"]) for c in calls)
+    return " ".join(x for x in (text, "tool calls: " + listed if calls else "") if x)

@@ -21,7 +21,7 @@ class HttpRequest:
 
     Example::
 
-        HttpRequest("POST", "https://api.openai.com/v1/chat/completions", (), b"{}")
+        HttpRequest("POST", "https://api.example.com/v1/chat/completions", (), b"{}")
     """
 
     method: str

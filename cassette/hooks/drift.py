@@ -384,10 +384,10 @@ def _masked(text: str) -> str:
     a PR comment, while the secret scan beside it reports it masked."""
     if not text:
         return text
-    from cassette.secrets import default_rules, redact_text, rules_from_plugins
+    from cassette.secrets import redact_text, rules_from_plugins
 
     try:
-        from cassette.plugins.manager import get_plugin_manager
+        from cassette.plugins.manager import default_rules, get_plugin_manager
 
         rules = rules_from_plugins(get_plugin_manager())
     except CassetteError:  # a broken plugin is reported elsewhere; the built-in rules still mask

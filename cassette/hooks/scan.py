@@ -192,7 +192,7 @@ def scan_staged(
     Example::
 
         for reported in scan_staged():
-            print(reported)  # tests/cassettes/triage.json:14: openai-api-key at …: sk-proj-…Xy12 (…)
+            print(reported)  # tests/cassettes/triage.json:14: <rule id> at …: <key prefix>…Xy12 (…)
     """
     from cassette.config import load_config
     from cassette.git.snapshot import blob_path_id, open_repo

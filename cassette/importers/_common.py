@@ -156,6 +156,35 @@ def llm_call(provider: str, endpoint: str, body: dict[str, Any]) -> tuple[str, d
     return kind, normalized, request_key(normalized)
 
 
+def log_pair_endpoint(body: dict[str, Any], response: Any) -> tuple[str, str]:
+    """Which API an SDK log pair ``{request body, parsed response}`` belongs to: ``(provider, endpoint)``,
+    told by the response's shape first, then by the body's."""
+    first = response[0] if isinstance(response, list) and response else response
+    obj = first.get("object") if isinstance(first, dict) else None
+    kind = first.get("type") if isinstance(first, dict) else None
+    if obj in ("chat.completion", "chat.completion.chunk"):
+        return "openai", "chat.completions"
+    if obj == "response" or (isinstance(kind, str) and kind.startswith("response.")):
+        return "openai", "responses"
+    if obj == "text_completion":
+        return "openai", "completions"
+    if obj == "list" and "input" in body:
+        return "openai", "embeddings"
+    if (
+        kind == "message"
+        or kind in ("message_start", "ping")
+        or (isinstance(kind, str) and "content_block" in kind)
+    ):
+        return "anthropic", "messages"
+    if "messages" in body and "max_tokens" in body and "system" in body:
+        return "anthropic", "messages"
+    if "messages" in body:
+        return "openai", "chat.completions"
+    if "input" in body and "model" in body:
+        return "openai", "responses"
+    raise ValueError("cannot tell which API this request/response pair belongs to")
+
+
 def json_response(body: Any, status: int = 200) -> dict[str, Any]:
     """A recorded JSON response, as the transport stores it."""
     return {"status": status, "headers": {"content-type": "application/json"}, "json": body}

@@ -5,7 +5,8 @@ Accepted lines, mixed freely in one JSONL file:
 - our trace lines (`cassette.trace`): ``{"v": 1, "run", "seq", "kind", "key", "request", "response"}``.
   The stored ``key`` is the key of the un-redacted request, so it is reused as is;
 - cendor-style lines ``{"kind": "llm"|"tool", "request", "response"}`` (``_meta`` lines skipped);
-- OpenAI (or Anthropic) request/response log pairs ``{"request": {...body...}, "response": {...}}``.
+- an LLM SDK's request/response log pairs ``{"request": {...body...}, "response": {...}}`` (the
+  importers tell which API a pair belongs to).
 
 Lines without a run id (the last two kinds) form one run. A line that cannot be
 read is reported with its line number: `PromoteError` lists them all, or with
@@ -34,11 +35,13 @@ from cassette.importers._common import (
     group_notes,
     json_response,
     llm_call,
+    log_pair_endpoint,
     refuse_unreadable,
     save_converted,
     sse_response,
     typed_events,
 )
+from cassette.plugins.manager import get_plugin_manager
 
 NO_RUN = "(no run id)"
 _KEY = re.compile(r"[0-9a-f]{64}")
@@ -134,39 +137,12 @@ def _ours(row: dict[str, Any]) -> tuple[str, int, Converted, float | None]:
     )
 
 
-def _endpoint(body: dict[str, Any], response: Any) -> tuple[str, str]:
-    first = response[0] if isinstance(response, list) and response else response
-    obj = first.get("object") if isinstance(first, dict) else None
-    kind = first.get("type") if isinstance(first, dict) else None
-    if obj in ("chat.completion", "chat.completion.chunk"):
-        return "openai", "chat.completions"
-    if obj == "response" or (isinstance(kind, str) and kind.startswith("response.")):
-        return "openai", "responses"
-    if obj == "text_completion":
-        return "openai", "completions"
-    if obj == "list" and "input" in body:
-        return "openai", "embeddings"
-    if (
-        kind == "message"
-        or kind in ("message_start", "ping")
-        or (isinstance(kind, str) and "content_block" in kind)
-    ):
-        return "anthropic", "messages"
-    if "messages" in body and "max_tokens" in body and "system" in body:
-        return "anthropic", "messages"
-    if "messages" in body:
-        return "openai", "chat.completions"
-    if "input" in body and "model" in body:
-        return "openai", "responses"
-    raise ValueError("cannot tell which API this request/response pair belongs to")
-
-
 def _pair(row: dict[str, Any]) -> Converted:
-    """An OpenAI/Anthropic SDK log pair: the request body and the parsed response (chunks if streamed)."""
+    """An SDK's log pair: the request body and the parsed response (chunks if streamed)."""
     body, response = row["request"], row["response"]
     if not isinstance(body, dict) or "model" not in body:
         raise ValueError("the `request` of a log pair must be the request body (an object with `model`)")
-    provider, endpoint = _endpoint(body, response)
+    provider, endpoint = log_pair_endpoint(body, response)
     kind, normalized, key = llm_call(provider, endpoint, body)
     status = row.get("status_code", row.get("status", 200))
     status = status if isinstance(status, int) and not isinstance(status, bool) else 200
@@ -437,18 +413,7 @@ def test_{name}() -> None:
 
 # --- Delete from here once run_agent() calls your agent. -----------------------------------------------
 
-_LLM_URLS = {{
-    ("openai", "chat.completions"): "https://api.openai.com/v1/chat/completions",
-    ("openai", "responses"): "https://api.openai.com/v1/responses",
-    ("openai", "embeddings"): "https://api.openai.com/v1/embeddings",
-    ("openai", "completions"): "https://api.openai.com/v1/completions",
-    ("openai", "moderations"): "https://api.openai.com/v1/moderations",
-    ("openai", "images.generate"): "https://api.openai.com/v1/images/generations",
-    ("openai", "audio.speech"): "https://api.openai.com/v1/audio/speech",
-    ("anthropic", "messages"): "https://api.anthropic.com/v1/messages",
-    ("anthropic", "messages.count_tokens"): "https://api.anthropic.com/v1/messages/count_tokens",
-    ("anthropic", "completions"): "https://api.anthropic.com/v1/complete",
-}}
+_LLM_URLS = {llm_urls}
 
 
 def reissue_recorded_calls(path: Path) -> list[object]:
@@ -550,6 +515,15 @@ def _call_line(inter: Interaction, request: dict[str, Any]) -> str:
     return f"#{inter.seq} {inter.kind} {request.get('method', '')} {_short(request.get('url', ''), 60)}"
 
 
+def _url_table(urls: dict[tuple[str, str], str]) -> str:
+    """The skeleton's ``_LLM_URLS``: where each recorded (provider, endpoint) is POSTed again, as
+    its provider plugin says (``cassette_endpoint_url``)."""
+    if not urls:
+        return "{}"
+    rows = "".join(f"    {pair!r}: {url!r},\n" for pair, url in sorted(urls.items()))
+    return "{\n" + rows + "}"
+
+
 def _docstring_safe(text: str) -> str:
     # a run id or file name lands in the module docstring: no quotes, backslashes or newlines
     return re.sub(r"[^\w .:@/+()-]", "_", _short(text, 80))
@@ -562,8 +536,14 @@ def skeleton_source(cassette_path: Path, test_path: Path, *, run: str, trace: Pa
     recorded = load_cassette(cassette_path)
     lines = []
     first_input: str | None = None
+    urls: dict[tuple[str, str], str] = {}
+    hook = get_plugin_manager().hook
     for inter in recorded.interactions:
         request = recorded.hydrate(inter.request)
+        if inter.kind == "llm" and isinstance(request, dict):
+            url = hook.cassette_endpoint_url(request=request)
+            if isinstance(url, str):
+                urls[(str(request.get("provider")), str(request.get("endpoint")))] = url
         lines.append(
             "#   " + " ".join(_call_line(inter, request).split())
         )  # one comment line, whatever the data
@@ -582,6 +562,7 @@ def skeleton_source(cassette_path: Path, test_path: Path, *, run: str, trace: Pa
         cassette_rel=Path(rel).as_posix(),
         calls="\n".join(lines) if lines else "#   (no calls)",
         first_input=repr(_short(first_input, 60)) if first_input else "...",
+        llm_urls=_url_table(urls),
         name=name,
     )
     compile(source, str(test_path), "exec")  # a generator bug must not hand the user a broken file

@@ -241,7 +241,7 @@ def replay_problem(response: Any) -> str | None:
 
 
 def _headers_class() -> Any:
-    """The ``Headers`` class of the HTTP library the SDKs use (httpx2 for openai 3.x, else httpx)."""
+    """The ``Headers`` class of the HTTP library the SDKs use (httpx2 when installed, else httpx)."""
     import importlib
 
     for name in ("httpx2", "httpx"):

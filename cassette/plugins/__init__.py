@@ -4,13 +4,11 @@ Each module here implements hooks from :mod:`cassette.hookspecs` with
 ``@hookimpl``. The plugin manager registers every module named in ``BUILTIN``.
 """
 
-# pluggy calls the last registered first: OpenAI's provider, whose requests (and every
-# OpenAI-compatible server's) are most of the traffic, is asked before Anthropic's. No request
-# is claimed by both, so the order changes nothing else.
+from cassette.plugins.providers import PROVIDERS
+
+# The providers first (their own order is explained beside `PROVIDERS`), then the rest.
 BUILTIN = [
-    "cassette.plugins.providers.anthropic",
-    "cassette.plugins.providers.openai",
-    "cassette.plugins.providers.http",
+    *PROVIDERS,
     "cassette.plugins.redact_default",
     "cassette.plugins.secret_rules",
     "cassette.plugins.semantic_lexical",

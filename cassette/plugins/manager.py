@@ -14,15 +14,18 @@ import pluggy
 
 from cassette import hookspecs
 from cassette.errors import CassetteConfigError
+from cassette.secrets.rules import SecretRule, rules_from_plugins
 
 if TYPE_CHECKING:
     from cassette.core.model import HttpRequest
 
 _lock = threading.Lock()
 _pm: pluggy.PluginManager | None = None
+_builtin_rules: list[SecretRule] | None = None
 
 
-def new_plugin_manager(extra: Iterable[str] = (), root: Path | None = None) -> pluggy.PluginManager:
+def _builtin_manager() -> pluggy.PluginManager:
+    """A manager holding the built-in plugins alone (no entry points, no config)."""
     from cassette.plugins import BUILTIN
 
     pm = pluggy.PluginManager("cassette")
@@ -35,6 +38,11 @@ def new_plugin_manager(extra: Iterable[str] = (), root: Path | None = None) -> p
                 continue
             raise
         pm.register(module, name=name)
+    return pm
+
+
+def new_plugin_manager(extra: Iterable[str] = (), root: Path | None = None) -> pluggy.PluginManager:
+    pm = _builtin_manager()
     try:
         pm.load_setuptools_entrypoints("cassette")
     except pluggy.PluginValidationError as exc:
@@ -147,3 +155,18 @@ def tokens_of(response: dict[str, Any], request: dict[str, Any] | None = None) -
     found = get_plugin_manager().hook.cassette_response_tokens(response=response, request=request)
     # a recorded file (or a plugin) may say anything: only a plausible count is added to a total
     return found if type(found) is int and 0 <= found < 2**40 else 0
+
+
+def default_rules() -> list[SecretRule]:
+    """The secret rules of the built-in plugins alone, in the hook's order: each provider's key
+    formats, then the registry's (``cassette.secrets.formats``). Reads no config and no entry
+    point: for a scan or a mask where the configured plugin manager cannot be had.
+
+    Example::
+
+        Scanner(default_rules()).scan(Path("c.json").read_bytes(), "c.json")
+    """
+    global _builtin_rules
+    if _builtin_rules is None:
+        _builtin_rules = rules_from_plugins(_builtin_manager())
+    return list(_builtin_rules)

@@ -14,9 +14,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from cassette.hookspecs import hookimpl
-from cassette.plugins.manager import get_plugin_manager
+from cassette.plugins.manager import default_rules, get_plugin_manager
 from cassette.secrets.engine import engine_for
-from cassette.secrets.formats import default_rules
 from cassette.secrets.redact import redact_stream, redact_text
 from cassette.secrets.registry import (
     PLACEHOLDER,
@@ -45,10 +44,31 @@ def _config_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     cfg = load_config()
     lower = lambda names: frozenset(n.lower() for n in names)  # noqa: E731
     return (
-        SECRET_HEADERS | lower(cfg.redact_headers),
+        SECRET_HEADERS | _plugin_headers() | lower(cfg.redact_headers),
         SECRET_FIELDS | lower(cfg.redact_fields),
         SECRET_QUERY | lower(cfg.redact_query),
     )
+
+
+def _plugin_headers() -> frozenset[str]:
+    """The header names every ``cassette_secret_headers`` plugin adds (a provider's own), lower-cased."""
+    try:
+        pm = get_plugin_manager()
+    except Exception:  # a broken plugin config is reported where it is used; the registry's names hold
+        return frozenset()
+    known = _HEADERS.get("headers")
+    if known is None or known[0] is not pm:
+        names = frozenset(
+            n.lower()
+            for batch in pm.hook.cassette_secret_headers()
+            for n in batch or ()
+            if isinstance(n, str)
+        )
+        known = _HEADERS["headers"] = (pm, names)
+    return known[1]
+
+
+_HEADERS: dict[str, tuple[Any, frozenset[str]]] = {}
 
 
 def _secret_rules() -> list[SecretRule]:

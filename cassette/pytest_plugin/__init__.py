@@ -3,8 +3,8 @@
 Registered through the ``pytest11`` entry point, so installing cassette is enough::
 
     @pytest.mark.cassette                      # tests/cassettes/test_agent/test_triage.json
-    def test_triage(openai_client):
-        assert "refund" in run_agent(openai_client, "My card was charged twice")
+    def test_triage(llm_client):
+        assert "refund" in run_agent(llm_client, "My card was charged twice")
 
     def test_stats(cassette):                  # the fixture alone opens the same default cassette
         ...
@@ -121,8 +121,8 @@ def cassette(_cassette_session: Session) -> Session:
 
     Example::
 
-        def test_triage(cassette, openai_client):
-            run_agent(openai_client, "My card was charged twice")
+        def test_triage(cassette, llm_client):
+            run_agent(llm_client, "My card was charged twice")
             assert [i.kind for i in cassette.interactions][:1] == ["llm"]
     """
     return _cassette_session
@@ -135,7 +135,7 @@ def cassette_session(_cassette_session: Session) -> Session:
     Example::
 
         def test_triage(cassette_session):
-            client = cassette.instrument(OpenAI())
+            client = cassette.instrument(make_client())
             ...
             assert cassette_session.interactions
     """

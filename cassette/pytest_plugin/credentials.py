@@ -18,7 +18,7 @@ def provide() -> list[str]:
 
     Example::
 
-        provide()  # ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", ...] where no key was set
+        provide()  # ["ACME_API_KEY", ...] where no key was set
     """
     try:
         answers = get_plugin_manager().hook.cassette_placeholder_credentials()

@@ -34,9 +34,9 @@ from typing import Any
 
 from cassette.core.model import KINDS, Cassette, Interaction
 from cassette.errors import CassetteError
-from cassette.plugins.manager import get_plugin_manager, tokens_of
+from cassette.plugins.manager import default_rules, get_plugin_manager, tokens_of
 from cassette.review.drift import CATEGORIES, DESCRIPTIONS, DriftItem, extract, pair_interactions
-from cassette.secrets import default_rules, redact_text, rules_from_plugins
+from cassette.secrets import redact_text, rules_from_plugins
 
 # A message or answer longer than this (characters or lines) is shown folded, with a button to unfold.
 FOLD_CHARS = 480

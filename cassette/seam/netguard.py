@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from cassette.errors import NetworkBlockedError
+from cassette.errors import CassetteError, NetworkBlockedError
+from cassette.plugins.manager import get_plugin_manager
 
 _EVENTS = frozenset(
     {"socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr", "socket.sendto"}
@@ -48,29 +49,9 @@ _LIBRARY_DIRS = tuple(
 )
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
-# Frames of these packages say which client opened the connection (outermost wins in the message).
-_CLIENT_PACKAGES = (
-    "openai",
-    "anthropic",
-    "google",
-    "mistralai",
-    "cohere",
-    "litellm",
-    "langchain_openai",
-    "langchain_anthropic",
-    "boto3",
-    "botocore",
-    "requests",
-    "aiohttp",
-    "urllib3",
-    "httpx2",
-    "httpx",
-    "httpcore",
-    "urllib",
-    "http",
-    "websockets",
-    "grpc",
-)
+# Frames of the packages the `cassette_client_packages` hook names say which client opened the
+# connection (outermost wins in the message); read once per plugin manager.
+_client_packages: tuple[Any, frozenset[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +134,7 @@ def watch(on: bool) -> None:
     global _watching
     if on:
         _install()
+        client_packages()  # asked now, not first inside the audit hook
     with _lock:
         _watching += 1 if on else -1
         _rearm()
@@ -218,7 +200,7 @@ class UnroutedConnection:
     caller: str | None
 
     def describe(self) -> str:
-        """``"the openai client (openai -> httpx2) connected to 127.0.0.1:8000 from app.py:12 in main"``"""
+        """``"the acme client (acme -> httpx2) connected to 127.0.0.1:8000 from app.py:12 in main"``"""
         where = f"{self.host}:{self.port}" if self.port else self.host
         via = f" ({' -> '.join(self.clients)})" if len(self.clients) > 1 else ""
         origin = f" from {self.caller}" if self.caller else ""
@@ -316,6 +298,25 @@ def _is_library(filename: str) -> bool:
     return filename.startswith(_LIBRARY_DIRS) or filename.startswith("<")
 
 
+def client_packages() -> frozenset[str]:
+    """The top-level packages whose frames name a client: every ``cassette_client_packages`` answer.
+
+    Example::
+
+        "httpx" in client_packages()
+    """
+    global _client_packages
+    try:
+        pm = get_plugin_manager()
+    except CassetteError:  # a broken plugin config is reported where it is used; name no client
+        return frozenset()
+    known = _client_packages
+    if known is None or known[0] is not pm:
+        names = frozenset(name for batch in pm.hook.cassette_client_packages() for name in batch or ())
+        known = _client_packages = (pm, names)
+    return known[1]
+
+
 def _client_chain(
     frame: FrameType | None, *, frames: list[FrameType] | None = None
 ) -> tuple[list[str], str | None]:
@@ -323,6 +324,7 @@ def _client_chain(
 
     ``frames`` (oldest first, a suspended task's) is walked instead of ``frame``'s callers.
     """
+    packages = client_packages()
     chain: list[str] = []
     caller: str | None = None
     walk = iter(reversed(frames)) if frames is not None else None
@@ -331,7 +333,7 @@ def _client_chain(
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
         top = module.split(".", 1)[0]
-        if top in _CLIENT_PACKAGES:
+        if top in packages:
             if top not in chain:
                 chain.insert(0, top)
         elif caller is None and top != "cassette" and not _is_library(frame.f_code.co_filename):

@@ -1012,7 +1012,8 @@ class Session:
         if not interactions:
             warnings.warn_explicit(
                 f"cassette {self.path.absolute()}: recorded no calls. Is the client instrumented "
-                "(`client = cassette.instrument(OpenAI())`, or `http_client=cassette.http_client()`), "
+                "(`client = cassette.instrument(client)` around your SDK client, or "
+                "`http_client=cassette.http_client()`), "
                 "and each tool decorated with @cassette.tool? An SDK client made without it calls the "
                 "network directly, unrecorded.",
                 CassetteWarning,
@@ -1032,7 +1033,8 @@ class Session:
         cassette would replay as a pass), else warns, naming each."""
         seen = "; ".join(c.describe() for c in self.unrouted[:5])
         fix = (
-            "Route the client through cassette: `client = cassette.instrument(OpenAI(...))`, or build it "
+            "Route the client through cassette: `client = cassette.instrument(client)` around your SDK "
+            "client, or build it "
             "with `http_client=cassette.http_client()` (and `http_async_client=` / "
             "`cassette.async_http_client()` for a framework's async path). If that host is meant to be "
             "reached (a local database, a test server), list it in [tool.cassette] allow_hosts."

@@ -2,7 +2,8 @@
 
 - :mod:`~cassette.secrets.registry`: the secret *names* (headers, query parameters, cookies, JSON
   fields, tool arguments, dict keys) the recorder redacts and the scanner reads values under;
-- :mod:`~cassette.secrets.formats`: the key *formats* (provider key patterns), the built-in rules;
+- :mod:`~cassette.secrets.formats`: the key *formats* (key patterns of services, generic shapes), the
+  built-in rules (each provider plugin returns its own keys' formats);
 - :mod:`~cassette.secrets.rules`: :class:`SecretRule`, fingerprints and masks;
 - :mod:`~cassette.secrets.engine`: a rule list compiled for fast matching;
 - :mod:`~cassette.secrets.scan`: the :class:`Scanner` of files (cassettes, blobs, traces, any text);
@@ -11,10 +12,9 @@
   redacted value spread through the rest of a recording.
 
 This package imports no plugin: rules reach it as arguments (the caller asks its plugin manager,
-:func:`rules_from_plugins`).
+:func:`rules_from_plugins`; ``cassette.plugins.manager.default_rules`` for the built-in ones).
 """
 
-from cassette.secrets.formats import default_rules
 from cassette.secrets.redact import redact_stream, redact_text
 from cassette.secrets.rules import SecretRule, fingerprint, mask, rules_from_plugins, shannon_entropy
 from cassette.secrets.scan import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, store_reader
@@ -25,7 +25,6 @@ __all__ = [
     "Finding",
     "Scanner",
     "SecretRule",
-    "default_rules",
     "fingerprint",
     "mask",
     "redact_stream",

@@ -1,8 +1,8 @@
-"""The key *formats* of the secret registry: the provider key patterns, plus generic shapes.
+"""The key *formats* of the secret registry: key patterns of services, plus generic shapes.
 
-Formats follow the providers' published key shapes and gitleaks' rule set.
+Formats follow the services' published key shapes and gitleaks' rule set.
 Rules are ordered most specific first: when two rules match the same text, the
-earlier one reports it (a ``Bearer sk-proj-...`` header is an OpenAI key, not a
+earlier one reports it (a ``Bearer ghp_...`` header is a GitHub token, not a
 bearer token). Every regex refuses to start or end inside a longer token or a
 base64 run, so ids, hashes and embeddings are not findings; the same property
 lets the scanner skip the middle of long base64 runs (``skip_base64``): each
@@ -12,8 +12,10 @@ characters after its keyword (``=``, ``:``, a space after ``Bearer``).
 The names under which a value is a secret are the registry's other half
 (:mod:`cassette.secrets.registry`). These rules reach the scanner and the
 recorder through the ``cassette_secret_rules`` hook (the built-in plugin
-``cassette.plugins.secret_rules`` returns them), or :func:`default_rules` where
-no plugin manager is at hand.
+``cassette.plugins.secret_rules`` returns them, after the ones each provider plugin
+returns for its own keys, which it builds with the public helpers at the end of this
+module); ``cassette.plugins.manager.default_rules`` is every built-in plugin's rules
+where no configured plugin manager is at hand.
 """
 
 from __future__ import annotations
@@ -61,24 +63,6 @@ def _notplaceholder_value(s: str) -> bool:
     return not placeholder_value(s)
 
 
-def _openai(s: str) -> bool:
-    return "T3BlbkFJ" in s or (_mixed(s) and not placeholder_value(s))
-
-
-# A key cut short (pasted into docs or a test, split by a line break) still leaks most of
-# itself: 20 characters of its alphabet are ~120 random bits, more than any placeholder has.
-_ANTHROPIC_MIN_BODY = 20
-_ANTHROPIC_FULL = re.compile(r"sk-ant-api03-[A-Za-z0-9_-]{93}AA\Z")
-
-
-def _anthropic(s: str) -> bool:
-    """The full-length key as is; a shorter one only if it looks random (mixed case and digits)."""
-    if _ANTHROPIC_FULL.match(s):
-        return True
-    body = s[len("sk-ant-api03-") :]
-    return _mixed(body) and not placeholder_value(body) and shannon_entropy(body) >= 3.5
-
-
 def _aws_id(s: str) -> bool:
     return not s.endswith("EXAMPLE")
 
@@ -117,7 +101,7 @@ def _url_password(s: str) -> bool:
     return not s.startswith(("%", "$", "{", "<"))
 
 
-# A name that holds a credential (`OPENAI_API_KEY`, `client_secret`, `SessionToken`, `db_password`)
+# A name that holds a credential (`ACME_API_KEY`, `client_secret`, `SessionToken`, `db_password`)
 _KEY_NAME = (
     r"(?i:api[_-]?key|secret|"
     # a page, sync or continuation token names where a listing resumes: not a credential
@@ -189,43 +173,10 @@ def _rule(
 
 RULES: list[SecretRule] = [
     _rule(
-        "anthropic-api-key",
-        "Anthropic API key (sk-ant-api03-…AA, or a shortened one of 20+ random characters)",
-        _LX + rf"(sk-ant-api03-(?:[A-Za-z0-9_-]{{93}}AA|[A-Za-z0-9_-]{{{_ANTHROPIC_MIN_BODY},}}))" + _RX,
-        prefixes=("sk-ant-api03-",),
-        validate=_anthropic,
-    ),
-    _rule(
-        "anthropic-admin-key",
-        "Anthropic Admin API key (sk-ant-admin01-…AA)",
-        _LX + r"(sk-ant-admin01-[A-Za-z0-9_-]{93}AA)" + _RX,
-        prefixes=("sk-ant-admin01-",),
-    ),
-    _rule(
-        "anthropic-oauth-token",
-        "Anthropic OAuth access or refresh token (sk-ant-oat01-, sk-ant-ort01-)",
-        _LX + r"(sk-ant-o[ar]t01-[A-Za-z0-9_-]{40,300})" + _RX,
-        prefixes=("sk-ant-oat01-", "sk-ant-ort01-"),
-        entropy=3.5,
-    ),
-    _rule(
         "openrouter-api-key",
         "OpenRouter API key (sk-or-v1-)",
         _LX + r"(sk-or-v1-[a-f0-9]{64})" + _RX,
         prefixes=("sk-or-v1-",),
-    ),
-    _rule(
-        "openai-api-key",
-        "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, sk-None-, legacy sk-…T3BlbkFJ…)",
-        _LX
-        + r"(sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,250}"
-        + r"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}"
-        # any other `sk-<kind>-` key carrying OpenAI's marker (base64 of "OpenAI")
-        + r"|[A-Za-z0-9]{2,16}-[A-Za-z0-9_-]{8,250}T3BlbkFJ[A-Za-z0-9_-]{8,250}))"
-        + _RX,
-        prefixes=("sk-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
-        entropy=3.5,
-        validate=_openai,
     ),
     _rule(
         "google-api-key",
@@ -399,15 +350,6 @@ RULES: list[SecretRule] = [
         entropy=3.0,
     ),
     _rule(
-        "azure-openai-key",
-        "Azure OpenAI / Azure AI services key (32 hex under an api-key or AZURE_*_KEY name)",
-        r"(?i:azure[\w.-]{0,40}?key|api-key|ocp-apim-subscription-key)[\w.-]{0,10}"
-        + _SEP
-        + r"([a-fA-F0-9]{32})(?![A-Za-z0-9])",
-        keywords=("azure", "api-key", "ocp-apim-subscription-key"),
-        entropy=3.0,
-    ),
-    _rule(
         "google-oauth-token",
         "Google OAuth access token (ya29.) or client secret (GOCSPX-)",
         _LX + r"(ya29\.[A-Za-z0-9_-]{20,2048}|GOCSPX-[A-Za-z0-9_-]{28})" + _RX,
@@ -544,11 +486,10 @@ RULES: list[SecretRule] = [
 ]
 
 
-def default_rules() -> list[SecretRule]:
-    """The built-in rules, without going through the plugin manager.
-
-    Example::
-
-        Scanner(default_rules()).scan(Path("c.json").read_bytes(), "c.json")
-    """
-    return list(RULES)
+# For the key formats a provider plugin returns from its own ``cassette_secret_rules``: the same
+# boundaries and separators as the rules above, so its rules skip base64 runs as these do.
+KEY_START = _LX  # not inside a longer token (a `/`, `+` or %XX escape before it is a boundary)
+KEY_END = _RX
+ASSIGN = _SEP  # between a name and its value: quotes, `=`/`:`, a YAML dash
+key_rule = _rule  # a SecretRule with `skip_base64=True` from a regex text
+mixed_case = _mixed  # upper case, lower case and a digit

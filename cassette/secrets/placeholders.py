@@ -42,7 +42,7 @@ def redacted_key(request: dict[str, Any]) -> str:
 
     Example::
 
-        redacted_key({"q": "<redacted:openai-api-key>"}) == redacted_key({"q": "<redacted>"})
+        redacted_key({"q": "<redacted:github-token>"}) == redacted_key({"q": "<redacted>"})
     """
     return sha256_hex(placeholder_pattern.sub(PLACEHOLDER.encode(), canonical_json(request)))
 

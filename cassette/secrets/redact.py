@@ -28,7 +28,7 @@ def redact_text(text: str, rules: Rules) -> str:
     Example::
 
         redact_text("Authorization: Bearer " + key, default_rules())
-        # 'Authorization: Bearer <redacted:openai-api-key>'
+        # 'Authorization: Bearer <redacted:RULE_ID>' (the id of the rule that matched)
     """
     engine = engine_for(rules)
     data = text.encode("utf-8", "surrogatepass")
@@ -73,7 +73,7 @@ class Stream:
     A channel is one text the client assembles from deltas: a chat choice's ``delta.content``
     (and its other text fields) or one tool call's ``function.arguments``, per choice and
     tool-call index; a Responses API ``response.….delta`` per event type, output item and
-    part; an Anthropic ``content_block_delta``'s ``text``, ``partial_json`` or ``thinking``,
+    part; a messages API ``content_block_delta``'s ``text``, ``partial_json`` or ``thinking``,
     per block index. Events that are not JSON, or of none of these shapes, are in no channel.
     """
 
@@ -205,7 +205,7 @@ _Delta = tuple[tuple[Any, ...], dict[str, Any], str, tuple[str | int, ...]]
 
 
 def _deltas(doc: dict[str, Any]) -> list[_Delta]:
-    """The text deltas of one parsed stream event (OpenAI chat, OpenAI Responses, Anthropic)."""
+    """The text deltas of one parsed stream event (chat chunks, Responses events, content blocks)."""
     out: list[_Delta] = []
     kind = doc.get("type")
     choices = doc.get("choices")
@@ -227,7 +227,7 @@ def _deltas(doc: dict[str, Any]) -> list[_Delta]:
                         if type(fn) is dict and type(fn.get("arguments")) is str:
                             channel = ("choice", ci, "tool", _scalar(call.get("index", tpos)))
                             out.append((channel, fn, "arguments", (*at, name, tpos, "function", "arguments")))
-    elif kind == "content_block_delta":  # Anthropic
+    elif kind == "content_block_delta":  # a messages API stream
         delta = doc.get("delta")
         if type(delta) is dict:
             for name in ("text", "partial_json", "thinking"):

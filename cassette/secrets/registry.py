@@ -25,6 +25,7 @@ from cassette.secrets.rules import shannon_entropy
 # What the recorder writes where a value stood under a secret's name.
 PLACEHOLDER = "<redacted>"
 
+# (a provider plugin adds its own headers through the `cassette_secret_headers` hook)
 SECRET_HEADERS = frozenset(
     {
         "authorization",
@@ -32,11 +33,8 @@ SECRET_HEADERS = frozenset(
         "api-key",
         "x-api-key",
         "x-goog-api-key",
-        "anthropic-api-key",
         "cookie",
         "set-cookie",
-        "openai-organization",
-        "openai-project",
         "x-amz-security-token",
         "x-auth-token",
         "x-access-token",
@@ -295,7 +293,7 @@ _HEX = re.compile(r"[0-9a-fA-F]+\Z")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}\Z")
 # Ids that LLM APIs put in responses; they are not secrets.
 _ID_PREFIXES = (
-    "apikey_",  # Anthropic's admin API names a key by this id; the key itself is sk-ant-…
+    "apikey_",  # an admin API's id of a key (the key itself has another prefix)
     "chatcmpl-",
     "cmpl-",
     "msg_",
@@ -329,7 +327,7 @@ def case_mixed(s: str) -> bool:
     return any(c.isupper() for c in s) and any(c.islower() for c in s)
 
 
-# Code that reads a secret, not the secret: `process.env.OPENAI_API_KEY`, `settings.SECRET_KEY`.
+# Code that reads a secret, not the secret: `process.env.ACME_API_KEY`, `settings.SECRET_KEY`.
 _CODE_REFERENCE = re.compile(
     r"(?:(?i:process|os|settings|config|conf|cfg|env|self|this|app|window|import\.meta|deno|system)\."
     # or any object's UPPER_SNAKE attribute, the way code names an environment variable
@@ -340,7 +338,7 @@ _CODE_ROOT = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z")
 
 def opaque_value(s: str, *, digest_shaped: bool = False) -> bool:
     """A bearer/generic value that is not an id, UUID, digest, e-mail, URL, path, ARN, placeholder
-    or a line of code naming where the secret lives (``process.env.OPENAI_API_KEY``).
+    or a line of code naming where the secret lives (``process.env.ACME_API_KEY``).
 
     ``digest_shaped=True`` accepts 40, 64 or 128 hex characters, which is a sha digest
     anywhere but after ``Bearer``, where it is a token."""

@@ -96,7 +96,7 @@ def mask(rule: SecretRule, secret: str) -> str:
 
     Example::
 
-        mask(openai_rule, key) == "sk-proj-…Xy12"
+        mask(rule, key) == "sk-proj-…Xy12"  # the rule's longest prefix the key starts with
     """
     head = ""
     for p in rule.prefixes:

@@ -513,7 +513,8 @@ def test_a_gzip_bomb_is_refused_without_holding_what_it_expands_to(tmp_path: Pat
 
 def test_the_secret_scan_of_a_gzip_bomb_reports_it_within_bounded_memory(tmp_path: Path) -> None:
     """Before: the scan inflated it twice up to 1 GiB (and joined the pieces: 2 GiB at its peak)."""
-    from cassette.secrets import Scanner, default_rules
+    from cassette.plugins.manager import default_rules
+    from cassette.secrets import Scanner
 
     path = _write(tmp_path, _gzip_bomb())
     with memory_cap(768 * 2**20):

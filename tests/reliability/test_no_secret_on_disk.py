@@ -361,7 +361,8 @@ def test_fake_keys_look_real_to_the_scanner() -> None:
     """Sanity check of the planted keys: the project's scanner recognises each one."""
     if not has_module("cassette.secrets"):
         pytest.skip("the secret scanner is missing (cassette/_secrets.py)")
-    from cassette.secrets import Scanner, default_rules
+    from cassette.plugins.manager import default_rules
+    from cassette.secrets import Scanner
 
     scanner = Scanner(default_rules())
     for kind, key in keys_for_run():
@@ -401,7 +402,8 @@ def test_the_projects_scanner_finds_nothing_in_what_was_written(
 ) -> None:
     if not has_module("cassette.secrets"):
         pytest.skip("the secret scanner is missing (cassette/_secrets.py)")
-    from cassette.secrets import Scanner, default_rules
+    from cassette.plugins.manager import default_rules
+    from cassette.secrets import Scanner
 
     planted = keys_for_run()
     for n, (kind, key) in enumerate(planted):

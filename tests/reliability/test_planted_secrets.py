@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 
 import cassette
+from cassette.plugins.manager import default_rules, get_plugin_manager
 from cassette.seam.redaction import redacted
-from cassette.secrets import Scanner, default_rules, redact_text, registry
+from cassette.secrets import Scanner, redact_text, registry
 from tests.test_secrets import SAMPLES
 
 RNG = random.Random(20261223)
@@ -43,7 +44,8 @@ def _names() -> list[tuple[str, str]]:
     fields = sorted({*registry.SECRET_FIELDS, *registry.AMBIGUOUS_FIELDS, "api_token", "auth_token"})
     out = [("field", n) for n in fields]
     out += [("field", e) for e in registry.SECRET_FIELD_ENDINGS]  # a name that ends like one
-    out += [("header", h) for h in sorted(registry.SECRET_HEADERS)]
+    provided = [h for batch in get_plugin_manager().hook.cassette_secret_headers() for h in batch]
+    out += [("header", h) for h in sorted({*registry.SECRET_HEADERS, *provided})]
     out += [("query", q) for q in sorted(registry.SECRET_QUERY)]
     return out
 

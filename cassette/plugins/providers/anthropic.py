@@ -12,6 +12,7 @@ block is keyed as the bare string it is equivalent to. Headers (``x-api-key``,
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -19,6 +20,9 @@ from cassette.core import retry, sse
 from cassette.core.model import HttpRequest
 from cassette.hookspecs import hookimpl
 from cassette.plugins.providers.wire import json_body, json_or_text, llm_request, response_tokens, sdk_retries
+from cassette.secrets.formats import KEY_END, KEY_START, key_rule, mixed_case
+from cassette.secrets.registry import placeholder_value
+from cassette.secrets.rules import SecretRule, shannon_entropy
 
 NOISE = frozenset(
     {"metadata", "diagnostics", "workspace_id", "user_profile_id", "inference_geo", "cache_control"}
@@ -101,6 +105,25 @@ def cassette_retry_headers(
         return None
     # the SDK retries after any wait it is told: every wait is made none
     return retry.immediate(headers, limit=None, sent=date) if sdk_retries(status) else headers
+
+
+_PUBLIC_URLS = {
+    "messages": "https://api.anthropic.com/v1/messages",
+    "messages.count_tokens": "https://api.anthropic.com/v1/messages/count_tokens",
+    "completions": "https://api.anthropic.com/v1/complete",
+}
+
+
+@hookimpl
+def cassette_endpoint_url(request: dict[str, Any]) -> str | None:
+    if request.get("provider") != "anthropic":
+        return None
+    return _PUBLIC_URLS.get(str(request.get("endpoint")))
+
+
+@hookimpl
+def cassette_client_packages() -> list[str]:
+    return ["anthropic", "langchain_anthropic"]
 
 
 @hookimpl
@@ -191,3 +214,49 @@ def _message_events(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
 @hookimpl
 def cassette_placeholder_credentials() -> dict[str, str]:
     return {"ANTHROPIC_API_KEY": "cassette-replay-no-key"}  # Anthropic() refuses to build without one
+
+
+# --- its keys, for the scanner and the recorder's pattern redaction -------------------------------
+
+# A key cut short (pasted into docs or a test, split by a line break) still leaks most of
+# itself: 20 characters of its alphabet are ~120 random bits, more than any placeholder has.
+_MIN_BODY = 20
+_FULL = re.compile(r"sk-ant-api03-[A-Za-z0-9_-]{93}AA\Z")
+
+
+def _api_key(s: str) -> bool:
+    """The full-length key as is; a shorter one only if it looks random (mixed case and digits)."""
+    if _FULL.match(s):
+        return True
+    body = s[len("sk-ant-api03-") :]
+    return mixed_case(body) and not placeholder_value(body) and shannon_entropy(body) >= 3.5
+
+
+RULES = [
+    key_rule(
+        "anthropic-api-key",
+        "Anthropic API key (sk-ant-api03-…AA, or a shortened one of 20+ random characters)",
+        KEY_START + rf"(sk-ant-api03-(?:[A-Za-z0-9_-]{{93}}AA|[A-Za-z0-9_-]{{{_MIN_BODY},}}))" + KEY_END,
+        prefixes=("sk-ant-api03-",),
+        validate=_api_key,
+    ),
+    key_rule(
+        "anthropic-admin-key",
+        "Anthropic Admin API key (sk-ant-admin01-…AA)",
+        KEY_START + r"(sk-ant-admin01-[A-Za-z0-9_-]{93}AA)" + KEY_END,
+        prefixes=("sk-ant-admin01-",),
+    ),
+    key_rule(
+        "anthropic-oauth-token",
+        "Anthropic OAuth access or refresh token (sk-ant-oat01-, sk-ant-ort01-)",
+        KEY_START + r"(sk-ant-o[ar]t01-[A-Za-z0-9_-]{40,300})" + KEY_END,
+        prefixes=("sk-ant-oat01-", "sk-ant-ort01-"),
+        entropy=3.5,
+    ),
+]
+
+
+@hookimpl
+def cassette_secret_rules() -> list[SecretRule]:
+    """Its key formats; asked before the generic formats (which run last)."""
+    return list(RULES)

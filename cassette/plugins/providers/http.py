@@ -114,3 +114,29 @@ def cassette_network_hint(host: str, packages: list[str]) -> str | None:
             "LITELLM_LOCAL_MODEL_COST_MAP=True."
         )
     return None
+
+
+# SDKs without a provider plugin of their own, then the HTTP libraries under every client
+_CLIENT_PACKAGES = [
+    "google",
+    "mistralai",
+    "cohere",
+    "litellm",
+    "boto3",
+    "botocore",
+    "requests",
+    "aiohttp",
+    "urllib3",
+    "httpx2",
+    "httpx",
+    "httpcore",
+    "urllib",
+    "http",
+    "websockets",
+    "grpc",
+]
+
+
+@hookimpl(trylast=True)
+def cassette_client_packages() -> list[str]:
+    return list(_CLIENT_PACKAGES)

@@ -28,6 +28,9 @@ from cassette.plugins.providers.wire import (
     response_tokens,
     sdk_retries,
 )
+from cassette.secrets.formats import ASSIGN, KEY_END, KEY_START, key_rule, mixed_case
+from cassette.secrets.registry import placeholder_value
+from cassette.secrets.rules import SecretRule
 
 NOISE = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier", "store"})
 
@@ -146,6 +149,30 @@ def cassette_retry_headers(
     return retry.immediate(headers, limit=_MAX_WAIT, sent=date) if sdk_retries(status) else headers
 
 
+# the JSON endpoints a recorded call can be POSTed to again (a promoted test's skeleton)
+_PUBLIC_URLS = {
+    "chat.completions": "https://api.openai.com/v1/chat/completions",
+    "responses": "https://api.openai.com/v1/responses",
+    "embeddings": "https://api.openai.com/v1/embeddings",
+    "completions": "https://api.openai.com/v1/completions",
+    "moderations": "https://api.openai.com/v1/moderations",
+    "images.generate": "https://api.openai.com/v1/images/generations",
+    "audio.speech": "https://api.openai.com/v1/audio/speech",
+}
+
+
+@hookimpl
+def cassette_endpoint_url(request: dict[str, Any]) -> str | None:
+    if request.get("provider") != "openai":
+        return None
+    return _PUBLIC_URLS.get(str(request.get("endpoint")))
+
+
+@hookimpl
+def cassette_client_packages() -> list[str]:
+    return ["openai", "langchain_openai"]
+
+
 @hookimpl
 def cassette_sdk_errors() -> list[type[BaseException]]:
     sdk = sys.modules.get("openai")  # only an SDK the caller imported: it is what raises
@@ -193,6 +220,8 @@ def _chat_json(body: dict[str, Any]) -> dict[str, Any]:
             texts.extend(p.get("text", "") for p in content if isinstance(p, dict))
         if isinstance(message.get("refusal"), str):
             texts.append(message["refusal"])
+        if not message and isinstance(choice.get("text"), str):  # the legacy completions endpoint
+            texts.append(choice["text"])
         for call in message.get("tool_calls") or []:
             fn = call.get("function") or {}
             calls.append(
@@ -215,12 +244,16 @@ def _chat_events(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
                 continue
             index = int(choice.get("index") or 0)
             delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):  # a hand-edited or foreign event: read what is readable
+                continue
             for key in ("content", "refusal"):
                 if isinstance(delta.get(key), str):
                     texts.setdefault(index, []).append(delta[key])
             for call in delta.get("tool_calls") or []:
+                fn = call.get("function") if isinstance(call, dict) else None
+                if not isinstance(fn, dict):
+                    continue
                 slot = calls.setdefault((index, int(call.get("index") or 0)), {"name": "", "arguments": ""})
-                fn = call.get("function") or {}
                 slot["name"] += fn.get("name") or ""
                 slot["arguments"] += fn.get("arguments") or ""
             finish = choice.get("finish_reason") or finish
@@ -299,3 +332,48 @@ def cassette_network_hint(host: str, packages: list[str]) -> str | None:
             "OPENAI_AGENTS_DISABLE_TRACING=1."
         )
     return None
+
+
+# --- its keys, for the scanner and the recorder's pattern redaction -------------------------------
+
+
+def _key(s: str) -> bool:
+    return "T3BlbkFJ" in s or (mixed_case(s) and not placeholder_value(s))
+
+
+RULES = [
+    key_rule(
+        "openai-api-key",
+        "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, sk-None-, legacy sk-…T3BlbkFJ…)",
+        KEY_START
+        + r"(sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,250}"
+        + r"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48}"
+        # any other `sk-<kind>-` key carrying OpenAI's marker (base64 of "OpenAI")
+        + r"|[A-Za-z0-9]{2,16}-[A-Za-z0-9_-]{8,250}T3BlbkFJ[A-Za-z0-9_-]{8,250}))"
+        + KEY_END,
+        prefixes=("sk-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
+        entropy=3.5,
+        validate=_key,
+    ),
+    key_rule(
+        "azure-openai-key",
+        "Azure OpenAI / Azure AI services key (32 hex under an api-key or AZURE_*_KEY name)",
+        r"(?i:azure[\w.-]{0,40}?key|api-key|ocp-apim-subscription-key)[\w.-]{0,10}"
+        + ASSIGN
+        + r"([a-fA-F0-9]{32})(?![A-Za-z0-9])",
+        keywords=("azure", "api-key", "ocp-apim-subscription-key"),
+        entropy=3.0,
+    ),
+]
+
+
+@hookimpl
+def cassette_secret_rules() -> list[SecretRule]:
+    """Its key formats; asked before the generic formats (which run last), so a ``Bearer sk-proj-…``
+    header is reported as this key, not as a bearer token."""
+    return list(RULES)
+
+
+@hookimpl
+def cassette_secret_headers() -> list[str]:
+    return ["openai-organization", "openai-project"]

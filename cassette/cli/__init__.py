@@ -8,7 +8,10 @@ A command module defines::
     HELP: str                                         # one line, shown in `cassette --help`
     def add_arguments(parser: argparse.ArgumentParser) -> None: ...
     def run(args: argparse.Namespace) -> int: ...     # the exit code
+    EPILOG: str                                       # optional: its exit codes and an example, for --help
 
+Commands are listed from the package's files without importing them; only the
+command that runs is imported (a pre-commit hook pays for its own imports only).
 Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.
 """
 
@@ -46,23 +49,52 @@ def command_name(module_name: str) -> str:
     return module_name.rstrip("_").replace("_", "-")
 
 
-def _discover() -> dict[str, tuple[str, ModuleType | BaseException]]:
-    """``{command: (module name, module or the import error)}``, sorted by command."""
-    found: dict[str, tuple[str, ModuleType | BaseException]] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.name.startswith("_"):
-            continue
-        full = f"{__name__}.{info.name}"
-        try:
-            module: ModuleType | BaseException = importlib.import_module(full)
-        except Exception as exc:  # one broken command must not take the others down
-            module = exc
-        found[command_name(info.name)] = (full, module)
+def _discover() -> dict[str, str]:
+    """``{command: module name}``, sorted by command, read from the package's files (nothing imported)."""
+    found = {
+        command_name(info.name): f"{__name__}.{info.name}"
+        for info in pkgutil.iter_modules(__path__)
+        if not info.name.startswith("_")
+    }
     return dict(sorted(found.items()))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with one sub-parser per discovered command."""
+def _load(full: str) -> ModuleType | BaseException:
+    """The command module, or the error importing it (one broken command must not take the others down)."""
+    try:
+        return importlib.import_module(full)
+    except Exception as exc:
+        return exc
+
+
+# the exit codes and an example of the commands whose module does not define EPILOG
+_EPILOGS = {
+    "init": """\
+exit codes:
+  0  the project is set up (or already was)
+  2  usage or input error (bad arguments, unreadable pyproject.toml)
+
+example:
+  cassette init && pre-commit install""",
+}
+
+
+def _selected(argv: Sequence[str], commands: dict[str, str]) -> str | None:
+    """The command ``argv`` runs, when no top-level option before it needs every command's help."""
+    for arg in argv:
+        if arg in ("-h", "--help"):
+            return None
+        if not arg.startswith("-"):
+            return arg if arg in commands else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with one sub-parser per discovered command.
+
+    With ``argv``, only the command it names is imported (the others get a sub-parser with no help
+    text, which nobody sees); without, every command is imported for the full ``--help``.
+    """
     from cassette import __version__
 
     parser = argparse.ArgumentParser(
@@ -73,7 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"cassette {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="<command>", title="commands")
-    for name, (full, module) in _discover().items():
+    commands = _discover()
+    only = None if argv is None else _selected(argv, commands)
+    for name, full in commands.items():
+        if only is not None and name != only:
+            sub.add_parser(name)
+            continue
+        module = _load(full)
         if isinstance(module, BaseException):
             help_text = f"(unavailable: cannot import {full}: {module})"
             sp = sub.add_parser(name, help=help_text, description=help_text)
@@ -84,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
             name,
             help=help_text,
             description=help_text,
-            epilog=_EPILOG.split("\n\n")[0],
+            epilog=str(getattr(module, "EPILOG", "") or _EPILOGS.get(name) or _EPILOG.split("\n\n")[0]),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         add_arguments = getattr(module, "add_arguments", None)
@@ -109,9 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cassette.cli import main
         main(["ls", "tests/cassettes"])  # 0
     """
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     try:
-        args, extra = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+        args, extra = parser.parse_known_args(argv)
         if extra:  # reported under the command they were given to, with its usage line
             owner = getattr(args, "_parser", None) or parser
             owner.error(f"unrecognized arguments: {' '.join(extra)}")

@@ -26,6 +26,7 @@ from cassette.errors import (
     CassetteConfigError,
     CassetteError,
     CassetteFormatError,
+    CassetteImportError,
     CassetteIOError,
     CassetteMiss,
     CassetteNotFoundError,
@@ -34,12 +35,20 @@ from cassette.errors import (
     CassetteToolError,
     CassetteUnusedError,
     CassetteWarning,
+    CompressedDataError,
     CorruptCassetteError,
+    DuplicateKeyError,
+    GitIndexError,
+    HookExistsError,
     InvalidBlobRefError,
     MissingBlobError,
     NetworkBlockedError,
+    NotAGitRepositoryError,
+    NotRegularFileError,
     PromoteError,
     RecordedControlFlowError,
+    RecordingFailedError,
+    SemanticBackendError,
     TamperedBlobError,
     TraceError,
     TruncatedCassetteError,
@@ -48,7 +57,10 @@ from cassette.errors import (
     UninstrumentableClientError,
     UnknownCodecTagError,
     UnknownModeError,
+    UnknownRevisionError,
+    UnknownSemanticBackendError,
     UnrebuildableValueError,
+    UnroutedClientError,
     UnsupportedVersionError,
     ValueCodecError,
 )
@@ -56,8 +68,9 @@ from cassette.errors import (
 if TYPE_CHECKING:  # what the names below are, for type checkers; at run time they load on first use
     from cassette.core.model import Cassette, HttpRequest, Interaction
     from cassette.hookspecs import hookimpl
-    from cassette.importers import CassetteImportError, ImportReport
+    from cassette.importers import ImportReport
     from cassette.maintenance.promote import PromoteReport, promote
+    from cassette.plugins.manager import get_plugin_manager
     from cassette.review.drift import drift
     from cassette.review.semantic import MatchResult
     from cassette.seam.api import use, using
@@ -74,7 +87,6 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time th
 # pay for the seam, httpx and the importers.
 _LAZY: dict[str, str] = {
     "Cassette": "cassette.core.model",
-    "CassetteImportError": "cassette.importers",
     "HttpRequest": "cassette.core.model",
     "ImportReport": "cassette.importers",
     "Interaction": "cassette.core.model",
@@ -89,6 +101,7 @@ _LAZY: dict[str, str] = {
     "block_network": "cassette.seam.netguard",
     "current_session": "cassette.seam.session",
     "drift": "cassette.review.drift",
+    "get_plugin_manager": "cassette.plugins.manager",
     "hookimpl": "cassette.hookspecs",
     "http_client": "cassette.seam.transport",
     "instrument": "cassette.seam.transport",
@@ -119,7 +132,11 @@ __all__ = [
     "CassetteToolError",
     "CassetteUnusedError",
     "CassetteWarning",
+    "CompressedDataError",
     "CorruptCassetteError",
+    "DuplicateKeyError",
+    "GitIndexError",
+    "HookExistsError",
     "HttpRequest",
     "ImportReport",
     "Interaction",
@@ -128,10 +145,14 @@ __all__ = [
     "MissingBlobError",
     "Mode",
     "NetworkBlockedError",
+    "NotAGitRepositoryError",
+    "NotRegularFileError",
     "PromoteError",
     "PromoteReport",
     "RecordedControlFlowError",
+    "RecordingFailedError",
     "SecretRule",
+    "SemanticBackendError",
     "Session",
     "TamperedBlobError",
     "TraceError",
@@ -141,7 +162,10 @@ __all__ = [
     "UninstrumentableClientError",
     "UnknownCodecTagError",
     "UnknownModeError",
+    "UnknownRevisionError",
+    "UnknownSemanticBackendError",
     "UnrebuildableValueError",
+    "UnroutedClientError",
     "UnsupportedVersionError",
     "ValueCodec",
     "ValueCodecError",
@@ -150,6 +174,7 @@ __all__ = [
     "block_network",
     "current_session",
     "drift",
+    "get_plugin_manager",
     "hookimpl",
     "http_client",
     "instrument",

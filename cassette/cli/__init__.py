@@ -67,15 +67,122 @@ def _load(full: str) -> ModuleType | BaseException:
         return exc
 
 
-# the exit codes and an example of the commands whose module does not define EPILOG
+# Each command's exit codes and an example, shown by `cassette <command> --help` (a module may define
+# its own EPILOG instead).
 _EPILOGS = {
+    "accept": """\
+exit codes:
+  0  the re-recordings were accepted (or --dry-run listed them; nothing pending is fine)
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+example:
+  cassette drift --pending && cassette accept tests/cassettes/test_agent/""",
+    "compress": """\
+exit codes:
+  0  every cassette is in the asked form
+  1  a cassette could not be rewritten (it is left as it was)
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+example:
+  cassette compress tests/cassettes/ --dry-run        # then without --dry-run; --readable undoes it""",
+    "drift": """\
+exit codes:
+  0  no drift, or drift that --fail-on does not name (the summary is informational)
+  1  an interaction falls in a --fail-on category
+  2  usage or input error (paths with --staged/--rev, an unknown revision, bad config)
+
+example:
+  cassette drift --rev origin/main..HEAD --format markdown > drift.md""",
+    "gc": """\
+exit codes:
+  0  done (a dry run lists what --apply would remove)
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+example:
+  cassette gc tests/cassettes && cassette gc tests/cassettes --apply""",
+    "import": """\
+exit codes:
+  0  every recording was converted faithfully
+  1  a file was not converted (--skip-bad) or interactions were skipped (listed)
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+example:
+  cassette import vcr tests/cassettes/ --to tests/cassettes_new/""",
     "init": """\
 exit codes:
   0  the project is set up (or already was)
-  2  usage or input error (bad arguments, unreadable pyproject.toml)
+  2  usage or input error (bad arguments, unreadable file, bad config)
 
 example:
   cassette init && pre-commit install""",
+    "install-hooks": """\
+exit codes:
+  0  the hook is installed (or already was)
+  2  usage or input error (not a git repository, a foreign hook without --force)
+
+example:
+  cassette install-hooks --textconv""",
+    "ls": """\
+exit codes:
+  0  listed
+  1  a cassette could not be read (its line says why)
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+example:
+  cassette ls tests/cassettes --json""",
+    "plugins": """\
+exit codes:
+  0  listed
+  2  usage or input error (a configured plugin cannot be imported)
+
+example:
+  cassette plugins --json""",
+    "promote": """\
+exit codes:
+  0  the cassette (and the test file) were written, or --list listed the runs
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+example:
+  cassette promote traces/prod.jsonl --run last --to tests/cassettes/refund.json \\
+      --test tests/test_refund.py""",
+    "scan": """\
+exit codes:
+  0  no secret found
+  1  secrets found (each masked, with its file and place)
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+example:
+  cassette scan --staged                # what the cassette-secrets hook runs
+  cassette scan tests/cassettes/ --format json""",
+    "show": """\
+exit codes:
+  0  printed
+  2  usage or input error (no such cassette, not a cassette)
+
+example:
+  cassette show tests/cassettes/test_agent/test_refund.json""",
+    "textconv": """\
+exit codes:
+  0  printed
+  2  usage or input error (missing or unreadable file)
+
+example:
+  git config diff.cassette.textconv 'cassette textconv'   # or: cassette install-hooks --textconv""",
+    "verify": """\
+exit codes:
+  0  every cassette parses and every blob it references is present, intact (and staged)
+  1  a check failed (each problem with its file and the fix)
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+example:
+  cassette verify --staged              # what the cassette-verify hook runs""",
+    "view": """\
+exit codes:
+  0  the page was written (and opened with --open)
+  2  usage or input error (bad arguments, unreadable file, bad config)
+
+example:
+  cassette view tests/cassettes/test_agent/test_refund.json --open""",
 }
 
 

@@ -215,7 +215,8 @@ def _parse_index(data: bytes, oid_length: int) -> dict[str, IndexRecord] | None:
     version, count = struct.unpack_from(">II", data, 4)
     if version not in (2, 3, 4):
         return None
-    head = struct.Struct(f">24xIIII{oid_length}sH")  # (ctime, mtime, dev, ino) mode, uid, gid, size, sha, flags
+    # skipped: ctime, mtime, dev, ino; read: mode, uid, gid, size, sha, flags
+    head = struct.Struct(f">24xIIII{oid_length}sH")
     out: dict[str, IndexRecord] = {}
     end = len(data) - oid_length
     pos = 12

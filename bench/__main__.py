@@ -22,7 +22,7 @@ from pathlib import Path
 from bench import _report, _venv
 from bench._harness import REPO, BenchConfig, Section
 
-WORKLOADS = ["replay", "load", "storage", "scan", "plugin", "semantic", "memory"]
+WORKLOADS = ["replay", "load", "storage", "scan", "plugin", "semantic", "memory", "hooks"]
 MODULES = {
     "replay": "bench.replay",
     "load": "bench.loading",
@@ -31,6 +31,7 @@ MODULES = {
     "plugin": "bench.plugin",
     "semantic": "bench.semantic",
     "memory": "bench.memory",
+    "hooks": "bench.hooks",
 }
 
 

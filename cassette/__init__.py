@@ -17,15 +17,16 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from cassette.core.model import Cassette, HttpRequest, Interaction
 from cassette.errors import (
     AmbiguousSessionError,
     BlobError,
     CassetteConfigError,
     CassetteError,
     CassetteFormatError,
+    CassetteImportError,
     CassetteIOError,
     CassetteMiss,
     CassetteNotFoundError,
@@ -34,12 +35,20 @@ from cassette.errors import (
     CassetteToolError,
     CassetteUnusedError,
     CassetteWarning,
+    CompressedDataError,
     CorruptCassetteError,
+    DuplicateKeyError,
+    GitIndexError,
+    HookExistsError,
     InvalidBlobRefError,
     MissingBlobError,
     NetworkBlockedError,
+    NotAGitRepositoryError,
+    NotRegularFileError,
     PromoteError,
     RecordedControlFlowError,
+    RecordingFailedError,
+    SemanticBackendError,
     TamperedBlobError,
     TraceError,
     TruncatedCassetteError,
@@ -48,23 +57,62 @@ from cassette.errors import (
     UninstrumentableClientError,
     UnknownCodecTagError,
     UnknownModeError,
+    UnknownRevisionError,
+    UnknownSemanticBackendError,
     UnrebuildableValueError,
+    UnroutedClientError,
     UnsupportedVersionError,
     ValueCodecError,
 )
-from cassette.hookspecs import hookimpl
-from cassette.importers import CassetteImportError, ImportReport
-from cassette.maintenance.promote import PromoteReport, promote
-from cassette.review.drift import drift
-from cassette.review.semantic import MatchResult
-from cassette.seam.api import use, using
-from cassette.seam.netguard import block_network
-from cassette.seam.session import Mode, Session, current_session
-from cassette.seam.tools import ValueCodec, tool
-from cassette.seam.trace import trace
-from cassette.seam.transport import async_http_client, async_transport, http_client, instrument, transport
-from cassette.secrets.rules import SecretRule
-from cassette.store.cassettes import load_cassette
+
+if TYPE_CHECKING:  # what the names below are, for type checkers; at run time they load on first use
+    from cassette.core.model import Cassette, HttpRequest, Interaction
+    from cassette.hookspecs import hookimpl
+    from cassette.importers import ImportReport
+    from cassette.maintenance.promote import PromoteReport, promote
+    from cassette.plugins.manager import get_plugin_manager
+    from cassette.review.drift import drift
+    from cassette.review.semantic import MatchResult
+    from cassette.seam.api import use, using
+    from cassette.seam.netguard import block_network
+    from cassette.seam.session import Mode, Session, current_session
+    from cassette.seam.tools import ValueCodec, tool
+    from cassette.seam.trace import trace
+    from cassette.seam.transport import async_http_client, async_transport, http_client, instrument, transport
+    from cassette.secrets.rules import SecretRule
+    from cassette.store.cassettes import load_cassette
+
+# The errors are cheap and caught everywhere: imported at once. The rest is imported from its module on
+# first use, so `import cassette` stays cheap: a pre-commit hook or one sub-command of the CLI must not
+# pay for the seam, httpx and the importers.
+_LAZY: dict[str, str] = {
+    "Cassette": "cassette.core.model",
+    "HttpRequest": "cassette.core.model",
+    "ImportReport": "cassette.importers",
+    "Interaction": "cassette.core.model",
+    "MatchResult": "cassette.review.semantic",
+    "Mode": "cassette.seam.session",
+    "PromoteReport": "cassette.maintenance.promote",
+    "SecretRule": "cassette.secrets.rules",
+    "Session": "cassette.seam.session",
+    "ValueCodec": "cassette.seam.tools",
+    "async_http_client": "cassette.seam.transport",
+    "async_transport": "cassette.seam.transport",
+    "block_network": "cassette.seam.netguard",
+    "current_session": "cassette.seam.session",
+    "drift": "cassette.review.drift",
+    "get_plugin_manager": "cassette.plugins.manager",
+    "hookimpl": "cassette.hookspecs",
+    "http_client": "cassette.seam.transport",
+    "instrument": "cassette.seam.transport",
+    "load_cassette": "cassette.store.cassettes",
+    "promote": "cassette.maintenance.promote",
+    "tool": "cassette.seam.tools",
+    "trace": "cassette.seam.trace",
+    "transport": "cassette.seam.transport",
+    "use": "cassette.seam.api",
+    "using": "cassette.seam.api",
+}
 
 __version__ = "0.1.0"
 
@@ -84,7 +132,11 @@ __all__ = [
     "CassetteToolError",
     "CassetteUnusedError",
     "CassetteWarning",
+    "CompressedDataError",
     "CorruptCassetteError",
+    "DuplicateKeyError",
+    "GitIndexError",
+    "HookExistsError",
     "HttpRequest",
     "ImportReport",
     "Interaction",
@@ -93,10 +145,14 @@ __all__ = [
     "MissingBlobError",
     "Mode",
     "NetworkBlockedError",
+    "NotAGitRepositoryError",
+    "NotRegularFileError",
     "PromoteError",
     "PromoteReport",
     "RecordedControlFlowError",
+    "RecordingFailedError",
     "SecretRule",
+    "SemanticBackendError",
     "Session",
     "TamperedBlobError",
     "TraceError",
@@ -106,7 +162,10 @@ __all__ = [
     "UninstrumentableClientError",
     "UnknownCodecTagError",
     "UnknownModeError",
+    "UnknownRevisionError",
+    "UnknownSemanticBackendError",
     "UnrebuildableValueError",
+    "UnroutedClientError",
     "UnsupportedVersionError",
     "ValueCodec",
     "ValueCodecError",
@@ -115,6 +174,7 @@ __all__ = [
     "block_network",
     "current_session",
     "drift",
+    "get_plugin_manager",
     "hookimpl",
     "http_client",
     "instrument",
@@ -147,3 +207,18 @@ def semantic_drift(*args: Any, **kwargs: Any) -> Any:
     from cassette.review.semantic_drift import semantic_drift as _drift
 
     return _drift(*args, **kwargs)
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name stays an error
+
+    def __getattr__(name: str) -> Any:
+        """``cassette.X`` for a public name not imported yet: import its module once, keep the value."""
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'cassette' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import ipaddress
 import os
@@ -188,8 +189,11 @@ def parse_config(pyproject: Path) -> Config:
     for key, value in section.items():
         if key not in _TYPES:
             known = ", ".join(sorted(_TYPES))
+            close = difflib.get_close_matches(key, list(_TYPES), n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
             raise CassetteConfigError(
-                f"{pyproject}: unknown key [tool.cassette] {key!r}. Known keys: {known}.", path=pyproject
+                f"{pyproject}: unknown key [tool.cassette] {key!r}.{hint} Known keys: {known}.",
+                path=pyproject,
             )
         values[key] = _check(key, value, _TYPES[key], pyproject)
     return Config(root=pyproject.parent, source=pyproject, keys=frozenset(values), **values)

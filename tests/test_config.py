@@ -119,12 +119,19 @@ def test_a_store_that_is_no_path_is_a_config_error(tmp_path: Path) -> None:
             cassette.using(tmp_path / "c.json", store=store)  # type: ignore[arg-type]
 
 
-def test_unknown_key_lists_the_known_ones(tmp_path: Path) -> None:
+def test_unknown_key_suggests_the_close_one_and_lists_the_known_ones(tmp_path: Path) -> None:
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text("[tool.cassette]\ncasette_dir = 'x'\n")
     with pytest.raises(
-        CassetteConfigError, match=r"unknown key \[tool\.cassette\] 'casette_dir'\. Known keys: "
+        CassetteConfigError,
+        match=r"unknown key \[tool\.cassette\] 'casette_dir'\. Did you mean 'cassette_dir'\? Known keys: ",
     ):
+        parse_config(pyproject)
+    pyproject.write_text("[tool.cassette]\nblobthreshold = 5\n")
+    with pytest.raises(CassetteConfigError, match=r"'blobthreshold'\. Did you mean 'blob_threshold'\?"):
+        parse_config(pyproject)
+    pyproject.write_text("[tool.cassette]\nzzz = 5\n")  # nothing close: no guess
+    with pytest.raises(CassetteConfigError, match=r"unknown key \[tool\.cassette\] 'zzz'\. Known keys: "):
         parse_config(pyproject)
 
 
@@ -153,7 +160,10 @@ def test_bad_ages_name_the_key(text: str) -> None:
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ('mod = "replay"', "unknown key [tool.cassette] 'mod'. Known keys: allow_hosts, "),
+        (
+            'mod = "replay"',
+            "unknown key [tool.cassette] 'mod'. Did you mean 'mode'? Known keys: allow_hosts, ",
+        ),
         ('network_guard = "yes"', "[tool.cassette] network_guard must be true or false, got 'yes'"),
         ('max_age = "90 days"', "[tool.cassette] max_age must be a number followed by h, d, w or y"),
         ('orphans = "loud"', "[tool.cassette] orphans must be one of 'off', 'warn', 'fail'"),

@@ -1,14 +1,21 @@
-"""The docs' examples run.
+"""The docs' examples run, and the reference pages list everything the code has.
 
 A fenced ``python`` block right after ``<!-- test: run -->`` is executed with the
 local server up (``OPENAI_BASE_URL``/``OPENAI_API_KEY`` point at it); after
 ``<!-- test: record-replay -->`` it is executed twice, the second time with the
 server stopped, so it must replay from the cassettes the first run recorded.
 Functions named ``test_*`` that a block defines are called after it runs.
+
+A block may be named (``<!-- test: run as=NAME -->``); a later block marked
+``<!-- test: fragment of NAME -->`` continues it: it runs after that block, in
+its namespace, the way a reader reads them. Blocks marked ``<!-- test: pytest -->``
+(docs/pytest.md) are run as test files by ``tests/test_pytest_plugin.py``. Every
+python block of README.md and docs/ carries one of these marks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -18,17 +25,36 @@ import pytest
 from cassette.testing.devserver import DevServer
 
 ROOT = Path(__file__).resolve().parents[1]
-BLOCK = re.compile(r"<!-- test: (run|record-replay) -->\s*\n```python\n(.*?)```", re.S)
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+MARKED = re.compile(
+    r"<!-- test: (run|record-replay|fragment of [\w-]+)(?: as=([\w-]+))? -->\s*\n```python\n(.*?)```", re.S
+)
+ANY_PYTHON = re.compile(r"(?:<!-- test: ([^>]*?) -->\s*\n)?```python\n", re.S)
+
+
+def _blocks() -> list[tuple[str, str, str, str | None, str]]:
+    """``(where, how, code, name, prelude)``: a fragment's prelude is the code of the block it continues."""
+    found = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        named: dict[str, tuple[str, str]] = {}
+        for n, match in enumerate(MARKED.finditer(text)):
+            how, name, code = match.group(1), match.group(2), match.group(3)
+            line = text[: match.start()].count("\n") + 2
+            where = f"{doc.relative_to(ROOT)}:{line}:{n}"
+            prelude = ""
+            if how.startswith("fragment of "):
+                base = how.removeprefix("fragment of ")
+                assert base in named, f"{where}: a fragment of {base!r}, which no earlier block is named"
+                how, prelude = named[base]
+            if name:
+                named[name] = (how, prelude + code)
+            found.append((where, how, code, name, prelude))
+    return found
 
 
 def _examples() -> list[Any]:
-    found = []
-    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        text = doc.read_text(encoding="utf-8")
-        for n, match in enumerate(BLOCK.finditer(text)):
-            line = text[: match.start()].count("\n") + 2
-            found.append(pytest.param(match.group(1), match.group(2), id=f"{doc.name}:{line}:{n}"))
-    return found
+    return [pytest.param(how, prelude + code, id=where) for where, how, code, _, prelude in _blocks()]
 
 
 def _run(code: str, name: str) -> None:
@@ -56,3 +82,112 @@ def test_doc_example(
             monkeypatch.setenv("OPENAI_API_KEY", "no-key-needed-on-replay")
             _run(code, request.node.name)
             assert len(srv.requests) == seen
+
+
+def test_every_python_block_is_run() -> None:
+    unmarked = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for match in ANY_PYTHON.finditer(text):
+            mark = match.group(1) or ""
+            runs = re.fullmatch(r"(run|record-replay|fragment of [\w-]+)( as=[\w-]+)?", mark)
+            if runs or (mark == "pytest" and doc.name == "pytest.md"):
+                continue
+            line = text[: match.start()].count("\n") + 1
+            unmarked.append(f"{doc.relative_to(ROOT)}:{line}")
+    assert not unmarked, f"python blocks no test runs (mark them, see tests/test_docs.py): {unmarked}"
+
+
+def test_docs_import_only_public_names() -> None:
+    private = re.compile(
+        r"cassette\.plugins\.manager|cassette\.plugins\.providers\.wire|from cassette\.secrets\b"
+    )
+    hits = [
+        f"{doc.relative_to(ROOT)}:{text[: m.start()].count(chr(10)) + 1}: {m.group(0)}"
+        for doc in DOCS
+        if doc.name not in ("architecture.md", "contributing.md")  # the maintainers' pages name modules
+        for text in [doc.read_text(encoding="utf-8")]
+        for m in private.finditer(text)
+    ]
+    assert not hits, hits
+
+
+# --- the reference pages --------------------------------------------------------------------------
+
+
+def config_rows() -> dict[str, tuple[str, str]]:
+    """``{key: (type, default)}`` of every key ``parse_config`` accepts, as docs/reference/config.md shows."""
+    from cassette import config
+
+    defaults = {f.name: f for f in dataclasses.fields(config.Config)}
+    names = {bool: "bool", int: "int", str: "string", "str|None": "string", "strs": "list of strings"}
+    names["floats"] = "table of floats"
+    rows = {}
+    for key, kind in config._TYPES.items():
+        field = defaults[key]
+        value = field.default if field.default is not dataclasses.MISSING else field.default_factory()  # type: ignore[misc]
+        if key in config._CHOICES:
+            type_text = " \\| ".join(f'`"{c}"`' for c in config._CHOICES[key])
+        else:
+            type_text = names[kind]
+        if value is None:
+            default = "unset"
+        elif isinstance(value, bool):
+            default = f"`{str(value).lower()}`"
+        elif isinstance(value, str):
+            default = f'`"{value}"`'
+        elif isinstance(value, tuple | dict) and not value:
+            default = "`[]`" if isinstance(value, tuple) else "`{}`"
+        else:
+            default = f"`{value}`"
+        rows[key] = (type_text, default)
+    return rows
+
+
+def test_config_reference_lists_every_key_with_its_type_and_default(tmp_path: Path) -> None:
+    from cassette.config import parse_config
+
+    page = (ROOT / "docs" / "reference" / "config.md").read_text(encoding="utf-8")
+    table = {
+        cells[0].strip("` "): (cells[1].strip(), cells[2].strip())
+        for line in page.splitlines()
+        if line.startswith("| `")
+        for cells in [[c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]]
+    }
+    assert table == config_rows()
+    blocks = re.findall(r"```toml\n(.*?)```", page, re.S)
+    assert blocks
+    for block in blocks:  # every example is a valid [tool.cassette]
+        (tmp_path / "pyproject.toml").write_text(block, encoding="utf-8")
+        parse_config(tmp_path / "pyproject.toml")
+
+
+def test_cli_reference_has_every_command_with_an_example() -> None:
+    from cassette.cli import _discover
+
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    sections = dict(re.findall(r"^## `cassette ([\w-]+)`\n(.*?)(?=^## |\Z)", page, re.S | re.M))
+    assert set(sections) == set(_discover())
+    for name, body in sections.items():
+        assert f"cassette {name}" in body.split("```", 2)[1], f"{name}: no usage example"
+
+
+def test_every_command_help_shows_its_own_exit_codes_and_an_example(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from cassette.cli import _discover, main
+
+    epilogs = set()
+    for name in _discover():
+        assert main([name, "--help"]) == 0
+        out = capsys.readouterr().out
+        epilog = out.split("exit codes:", 1)[1]
+        assert "  0  " in epilog and "example:" in epilog and f"cassette {name}" in epilog, name
+        epilogs.add(epilog)
+    assert len(epilogs) == len(_discover())  # each its own, not one shared list
+
+
+def test_readme_links_the_reference_pages() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for page in ("api", "config", "cli"):
+        assert f"(docs/reference/{page}.md)" in readme

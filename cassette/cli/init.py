@@ -73,7 +73,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cassette-dir", default="tests/cassettes", help="where cassettes live (default: tests/cassettes)"
     )
-    parser.epilog = EPILOG
     parser.add_argument(
         "--repo",
         default="local",

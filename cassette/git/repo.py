@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from dulwich.diff_tree import RenameDetector, tree_changes
 from dulwich.errors import NotGitRepository, NotTreeError
-from dulwich.index import ConflictedIndexEntry, Index, IndexEntry
+from dulwich.index import Index, IndexEntry
 from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
 from dulwich.objectspec import parse_commit, parse_object
 from dulwich.repo import Repo
@@ -38,6 +39,8 @@ __all__ = [
     "changed_between",
     "find_repo",
     "head_blob",
+    "head_entries",
+    "index_entries",
     "index_path",
     "is_intent_to_add",
     "last_commit_time",
@@ -150,6 +153,164 @@ def _index_error(path: str, exc: Exception) -> GitIndexError:
     )
 
 
+class IndexRecord(NamedTuple):
+    """One path of the index: its mode, blob id, and whether git would commit it as it stands."""
+
+    mode: int
+    sha: str
+    conflicted: bool = False  # an unmerged path (stages 1-3): nothing to commit until it is resolved
+    intent_to_add: bool = False  # `git add -N`: a placeholder, not content
+
+    @property
+    def committable(self) -> bool:
+        return not self.conflicted and not self.intent_to_add
+
+
+# {index file: (its stat and checksum, its records)}: every staged read of a process reads the index once
+_INDEX_CACHE: dict[str, tuple[tuple[int, int, int, bytes], dict[str, IndexRecord]]] = {}
+_HEAD_CACHE: dict[tuple[str, bytes], dict[str, tuple[int, str]]] = {}
+
+
+def index_entries(repo: Repo) -> dict[str, IndexRecord]:
+    """Every path of the index git would commit from (see :func:`index_path`), read once per process.
+
+    The index file is parsed directly (versions 2-4, the documented git format); it is read again
+    only when it changed (its size, mtime, inode or trailing checksum). Anything the fast reader
+    does not know (a split or sparse index, a damaged file) goes through :func:`open_index`, which
+    reads it with dulwich or raises its :class:`GitIndexError`. Do not modify the returned dict.
+
+    Example::
+
+        index_entries(repo)["tests/cassettes/triage.json"].sha
+    """
+    path = index_path(repo)
+    object_format = getattr(repo, "object_format", None)
+    oid_length = int(getattr(object_format, "oid_length", 20) or 20)
+    try:
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            fh.seek(max(0, info.st_size - oid_length))
+            key = (info.st_size, info.st_mtime_ns, info.st_ino, fh.read())
+            cached = _INDEX_CACHE.get(path)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            fh.seek(0)
+            data = fh.read()
+    except FileNotFoundError:
+        return {}  # no index yet: nothing staged (as git and dulwich see it)
+    except OSError:
+        data = b""
+    records = _parse_index(data, oid_length)
+    if records is None:  # not a plain index: dulwich reads it, or says why it cannot
+        records = _records_of(open_index(repo))
+    else:
+        _INDEX_CACHE[path] = (key, records)
+    return records
+
+
+def _parse_index(data: bytes, oid_length: int) -> dict[str, IndexRecord] | None:
+    """The records of a git index file (format versions 2, 3 and 4), or ``None`` to let dulwich read it."""
+    if len(data) < 12 + oid_length or data[:4] != b"DIRC":
+        return None
+    version, count = struct.unpack_from(">II", data, 4)
+    if version not in (2, 3, 4):
+        return None
+    # skipped: ctime, mtime, dev, ino; read: mode, uid, gid, size, sha, flags
+    head = struct.Struct(f">24xIIII{oid_length}sH")
+    out: dict[str, IndexRecord] = {}
+    end = len(data) - oid_length
+    pos = 12
+    previous = b""
+    try:
+        for _ in range(count):
+            start = pos
+            mode, _, _, _, sha, flags = head.unpack_from(data, pos)
+            pos += head.size
+            extended = 0
+            if flags & 0x4000:
+                if version < 3:
+                    return None
+                (extended,) = struct.unpack_from(">H", data, pos)
+                pos += 2
+            if version == 4:  # the name is the previous one minus N bytes, plus a NUL-terminated suffix
+                strip = data[pos] & 0x7F
+                while data[pos] & 0x80:
+                    pos += 1
+                    strip = ((strip + 1) << 7) | (data[pos] & 0x7F)
+                pos += 1
+                nul = data.index(b"\0", pos, end)
+                name = previous[: len(previous) - strip] + data[pos:nul]
+                pos = nul + 1
+            else:
+                nul = data.index(b"\0", pos, end)
+                name = data[pos:nul]
+                pos = start + ((nul - start + 8) & ~7)  # 1 to 8 NUL bytes pad the entry to 8
+            previous = name
+            if stat.S_ISDIR(mode):  # a sparse-index directory entry: dulwich's business
+                return None
+            text = name.decode("utf-8", "surrogateescape")
+            stage = (flags >> 12) & 3
+            if stage:
+                out[text] = IndexRecord(mode, sha.hex(), conflicted=True)
+            else:
+                out[text] = IndexRecord(mode, sha.hex(), intent_to_add=bool(extended & _INTENT_TO_ADD))
+        while pos + 8 <= end:  # extensions: a split index ("link") is not the whole index
+            signature = data[pos : pos + 4]
+            if signature in (b"link", b"sdir"):
+                return None
+            (size,) = struct.unpack_from(">I", data, pos + 4)
+            pos += 8 + size
+    except (struct.error, ValueError, IndexError):
+        return None
+    return out
+
+
+def _records_of(index: Index) -> dict[str, IndexRecord]:
+    out: dict[str, IndexRecord] = {}
+    for raw, entry in index.items():
+        text = raw.decode("utf-8", "surrogateescape")
+        if isinstance(entry, IndexEntry):
+            out[text] = IndexRecord(
+                entry.mode, entry.sha.decode("ascii"), intent_to_add=is_intent_to_add(entry)
+            )
+        else:
+            out[text] = IndexRecord(0, "", conflicted=True)
+    return out
+
+
+def head_entries(repo: Repo) -> dict[str, tuple[int, str]]:
+    """Every file of the HEAD commit's tree: ``{path: (mode, blob id)}`` (empty before the first commit).
+
+    Read once per process for a given HEAD tree. Do not modify the returned dict.
+
+    Example::
+
+        mode, sha = head_entries(repo)["tests/cassettes/triage.json"]
+    """
+    tree_id = _head_tree(repo)
+    if tree_id is None:
+        return {}
+    key = (os.path.abspath(repo.controldir()), bytes(tree_id))
+    cached = _HEAD_CACHE.get(key)
+    if cached is not None:
+        return cached
+    out: dict[str, tuple[int, str]] = {}
+    todo: list[tuple[str, ObjectID]] = [("", tree_id)]
+    while todo:
+        prefix, tid = todo.pop()
+        tree = repo.object_store[tid]
+        if not isinstance(tree, Tree):
+            continue
+        for name, mode, sha in tree.iteritems():
+            path = prefix + name.decode("utf-8", "surrogateescape")
+            if stat.S_ISDIR(mode):
+                todo.append((path + "/", sha))
+            else:
+                out[path] = (mode, sha.decode("ascii"))
+    _HEAD_CACHE[key] = out
+    return out
+
+
 def is_intent_to_add(entry: IndexEntry) -> bool:
     """Whether ``entry`` was added with ``git add -N``: a placeholder, not content to commit."""
     return bool(getattr(entry, "extended_flags", 0) & _INTENT_TO_ADD)
@@ -215,18 +376,16 @@ def staged_files(repo: Repo) -> list[StagedFile]:
         for f in staged_files(repo):
             scanner.scan(f.read(), f.path, content_id=f.blob_id)
     """
-    index = open_index(repo)
+    head = head_entries(repo)
     out: list[StagedFile] = []
-    for (old_path, new_path), (_, new_mode), (_, new_sha) in index.changes_from_tree(
-        repo.object_store, _head_tree(repo)
-    ):
-        if new_path is None or new_sha is None or new_mode is None or not stat.S_ISREG(new_mode):
+    for path, record in index_entries(repo).items():
+        if not record.committable or not stat.S_ISREG(record.mode):  # unmerged, `add -N`, links
             continue
-        entry = index[new_path]
-        if not isinstance(entry, IndexEntry) or is_intent_to_add(entry):  # unmerged, or `add -N`
+        old = head.get(path)
+        if old is not None and old == (record.mode, record.sha):
             continue
-        change: ChangeType = "add" if old_path is None else "modify"
-        out.append(StagedFile(_s(new_path), new_sha.decode("ascii"), change, repo))
+        change: ChangeType = "add" if old is None else "modify"
+        out.append(StagedFile(path, record.sha, change, repo))
     out.sort(key=lambda f: f.path)
     return out
 
@@ -238,18 +397,10 @@ def read_index_blob(repo: Repo, path: str) -> bytes | None:
 
         read_index_blob(repo, "tests/cassettes/triage.json")
     """
-    index = open_index(repo)
-    try:
-        entry = index[_b(path)]
-    except KeyError:
+    record = index_entries(repo).get(path.replace(os.sep, "/"))
+    if record is None or not record.committable:
         return None
-    if (
-        isinstance(entry, ConflictedIndexEntry)
-        or not isinstance(entry, IndexEntry)
-        or is_intent_to_add(entry)
-    ):
-        return None
-    obj = repo.object_store[entry.sha]
+    obj = repo.object_store[ObjectID(record.sha.encode("ascii"))]
     return obj.as_raw_string() if isinstance(obj, Blob) else None
 
 
@@ -444,12 +595,11 @@ def tracked_files(repo: Repo, paths: set[str] | None = None) -> list[StagedFile]
     """
     changed = {f.path: f for f in staged_files(repo)}
     out: list[StagedFile] = []
-    for raw, entry in open_index(repo).items():
-        path = raw.decode("utf-8", "surrogateescape")
+    for path, record in index_entries(repo).items():
         if paths is not None and path not in paths:
             continue
-        if not isinstance(entry, IndexEntry) or is_intent_to_add(entry) or not stat.S_ISREG(entry.mode):
+        if not record.committable or not stat.S_ISREG(record.mode):
             continue
-        out.append(changed.get(path) or StagedFile(path, entry.sha.decode("ascii"), "modify", repo))
+        out.append(changed.get(path) or StagedFile(path, record.sha, "modify", repo))
     out.sort(key=lambda f: f.path)
     return out

@@ -106,16 +106,10 @@ class IndexSnapshot(Snapshot):
     label = "index"
 
     def _load(self) -> dict[str, str]:
-        from dulwich.index import ConflictedIndexEntry
+        from cassette.git.repo import index_entries
 
-        from cassette.git.repo import is_intent_to_add, open_index
-
-        out: dict[str, str] = {}
-        for path, entry in open_index(self.repo).items():  # $GIT_INDEX_FILE when git set it
-            if isinstance(entry, ConflictedIndexEntry) or is_intent_to_add(entry):
-                continue
-            out[path.decode("utf-8", "surrogateescape")] = entry.sha.decode("ascii")
-        return out
+        # $GIT_INDEX_FILE when git set it; read once per process however many snapshots ask
+        return {path: r.sha for path, r in index_entries(self.repo).items() if r.committable}
 
 
 class RevSnapshot(Snapshot):
@@ -163,8 +157,14 @@ def read_object(repo: Any, sha: str) -> bytes | None:
 
 def staged_deletions(repo: Any) -> list[str]:
     """Paths in ``HEAD`` that the index no longer has (``git rm``), sorted."""
-    index = IndexSnapshot(repo).entries()
-    return sorted(p for p in RevSnapshot(repo, "HEAD").entries() if p not in index)
+    from cassette.git.repo import head_entries, index_entries
+
+    index = index_entries(repo)
+    return sorted(
+        p
+        for p, (mode, _) in head_entries(repo).items()
+        if (mode & 0o170000) == 0o100000 and not (p in index and index[p].committable)
+    )
 
 
 # --- cassettes inside a snapshot ------------------------------------------------------------------

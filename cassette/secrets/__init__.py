@@ -15,9 +15,30 @@ This package imports no plugin: rules reach it as arguments (the caller asks its
 :func:`rules_from_plugins`; ``cassette.plugins.manager.default_rules`` for the built-in ones).
 """
 
-from cassette.secrets.redact import redact_stream, redact_text
-from cassette.secrets.rules import SecretRule, fingerprint, mask, rules_from_plugins, shannon_entropy
-from cassette.secrets.scan import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, store_reader
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cassette.secrets.redact import redact_stream, redact_text
+    from cassette.secrets.rules import SecretRule, fingerprint, mask, rules_from_plugins, shannon_entropy
+    from cassette.secrets.scan import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, store_reader
+
+# Each name is imported from its module on first use: what needs only the registry of names (the
+# seam's matching, a hook's drift) does not compile the scanner's rules.
+_LAZY: dict[str, str] = {
+    "DAMAGED_RULE": "cassette.secrets.scan",
+    "Finding": "cassette.secrets.scan",
+    "SCAN_VERSION": "cassette.secrets.scan",
+    "Scanner": "cassette.secrets.scan",
+    "SecretRule": "cassette.secrets.rules",
+    "fingerprint": "cassette.secrets.rules",
+    "mask": "cassette.secrets.rules",
+    "redact_stream": "cassette.secrets.redact",
+    "redact_text": "cassette.secrets.redact",
+    "rules_from_plugins": "cassette.secrets.rules",
+    "shannon_entropy": "cassette.secrets.rules",
+    "store_reader": "cassette.secrets.scan",
+}
 
 __all__ = [
     "DAMAGED_RULE",
@@ -33,3 +54,14 @@ __all__ = [
     "shannon_entropy",
     "store_reader",
 ]
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'cassette.secrets' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value

@@ -8,6 +8,7 @@ Each module here implements hooks from :mod:`cassette.hookspecs` with
 # OpenAI-compatible server's) are most of the traffic, is asked before Anthropic's. No request
 # is claimed by both, so the order changes nothing else.
 BUILTIN = [
+    "cassette.plugins.providers.gemini",
     "cassette.plugins.providers.anthropic",
     "cassette.plugins.providers.openai",
     "cassette.plugins.providers.http",

@@ -14,7 +14,7 @@ from cassette.config import load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError, CassetteShapeError
 from cassette.maintenance.hygiene import store_for
-from cassette.plugins.manager import tokens_of
+from cassette.plugins.manager import get_plugin_manager, tokens_of
 from cassette.store.cassettes import load_cassette
 
 HELP = "print a cassette as a timeline: seq, kind, model or tool, request and response excerpts, tokens"
@@ -100,8 +100,8 @@ def timeline(path: Path) -> list[dict[str, Any]]:
                     "kind": inter.kind,
                     "what": _what(inter.kind, request),
                     "request": _request_excerpt(inter.kind, request),
-                    "response": _response_excerpt(inter.kind, response),
-                    "tokens": tokens_of(response) if inter.kind != "tool" else 0,
+                    "response": _response_excerpt(inter.kind, response, request),
+                    "tokens": tokens_of(response, request) if inter.kind != "tool" else 0,
                     "incomplete": bool(response.get("incomplete")),
                     "parallel": inter.extra.get("parallel") is True,
                 }
@@ -170,6 +170,11 @@ def _request_excerpt(kind: str, request: dict[str, Any]) -> str:
     messages = request.get("messages")
     if not isinstance(messages, list):
         messages = request.get("input")
+    if not isinstance(messages, list) and isinstance(request.get("contents"), list):  # Gemini's turns
+        messages = [
+            {"role": c.get("role", "user"), "content": c.get("parts")} if isinstance(c, dict) else c
+            for c in request["contents"]
+        ]
     if isinstance(messages, str):
         return f"user: {messages}"
     if isinstance(messages, list) and messages:
@@ -184,7 +189,7 @@ def _request_excerpt(kind: str, request: dict[str, Any]) -> str:
     return ""
 
 
-def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
+def _response_excerpt(kind: str, response: dict[str, Any], request: dict[str, Any] | None = None) -> str:
     if kind == "tool":
         if "error" in response:
             error = response["error"]
@@ -201,9 +206,15 @@ def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
             message = err.get("message", "") if isinstance(err, dict) else _compact(err or body)
         return f"HTTP {status} {message}".strip()
     if isinstance(body, dict):
-        return _json_answer(body)
+        answer = _json_answer(body)
+        return answer if answer is not None else _provider_answer(kind, response, request) or _compact(body)
     if isinstance(response.get("events"), list):
-        return _stream_answer(response["events"])
+        events = response["events"]
+        return (
+            _stream_answer(events)
+            or _provider_answer(kind, response, request)
+            or f"<stream of {len(events)} events>"
+        )
     if "text" in response:
         return str(response["text"])
     if isinstance(response.get("base64"), str):
@@ -215,7 +226,7 @@ def _calls(calls: list[tuple[Any, Any]]) -> str:
     return ", ".join(f"{name}({_compact(args)})" for name, args in calls)
 
 
-def _json_answer(body: dict[str, Any]) -> str:
+def _json_answer(body: dict[str, Any]) -> str | None:
     choices = body.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         msg = choices[0].get("message") or {}
@@ -250,7 +261,17 @@ def _json_answer(body: dict[str, Any]) -> str:
         return " ".join(x for x in (" ".join(texts), "tool calls: " + _calls(calls) if calls else "") if x)
     if isinstance(body.get("data"), list):
         return f"{len(body['data'])} item(s)"
-    return _compact(body)
+    return None  # a shape read here by no rule: the provider's plugin, or the body itself
+
+
+def _provider_answer(kind: str, response: dict[str, Any], request: dict[str, Any] | None) -> str:
+    """The answer as its provider's plugin reads it (`cassette_response_output`), or ``""``."""
+    said = get_plugin_manager().hook.cassette_response_output(kind=kind, response=response, request=request)
+    if not isinstance(said, dict):
+        return ""
+    calls = [(c.get("name"), c.get("arguments")) for c in said.get("tool_calls") or [] if isinstance(c, dict)]
+    text = said.get("text") if isinstance(said.get("text"), str) else ""
+    return " ".join(x for x in (text, "tool calls: " + _calls(calls) if calls else "") if x)
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -301,4 +322,4 @@ def _stream_answer(events: list[Any]) -> str:
     answer = "".join(text)
     if tools:
         answer = " ".join(x for x in (answer, "tool calls: " + ", ".join(tools)) if x)
-    return answer or f"<stream of {len(events)} events>"
+    return answer

@@ -148,7 +148,7 @@ def _conversation(body: JSON) -> Any:
                 declaration.get("parametersJsonSchema")
                 or declaration.get("parameters_json_schema")
                 or _lower_types(declaration.get("parameters"))
-                or {}
+                or {"type": "object", "properties": {}}  # a function without parameters: called with {}
             )
             if declaration.get("name"):
                 conv.tools.append(dev._Tool(declaration["name"], schema))
@@ -231,7 +231,10 @@ def _embeddings(method: str, body: JSON) -> JSON:
             text = str((instance or {}).get("content", ""))
             statistics = {"token_count": dev._count_tokens(text), "truncated": False}
             predictions.append({"embeddings": {"values": dev._embed(text, 768), "statistics": statistics}})
-        return {"predictions": predictions, "metadata": {"billableCharacterCount": sum(len(str(i)) for i in instances)}}
+        return {
+            "predictions": predictions,
+            "metadata": {"billableCharacterCount": sum(len(str(i)) for i in instances)},
+        }
     requests = body.get("requests") if method == "batchEmbedContents" else [body]
     if not isinstance(requests, list) or not requests:
         raise dev._ApiError(400, "* BatchEmbedContentsRequest.requests: requests is not specified")

@@ -107,7 +107,7 @@ def _usage_tokens(usage: Any) -> int:
     """``totalTokenCount``, else prompt + candidates + thoughts + tool-use prompt tokens."""
     if not isinstance(usage, dict):
         return 0
-    total = usage.get("totalTokenCount")
+    total: Any = usage.get("totalTokenCount")
     if _is_count(total):
         return int(total)
     parts = ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "toolUsePromptTokenCount")

@@ -1404,6 +1404,8 @@ class DevServer:
             "/v1/messages": lambda: _messages(body, dice),
             "/v1/messages/count_tokens": lambda: (_count_message_tokens(body), None),
         }
+        # OpenAI-compatible base paths: Azure's deployments, Groq's /openai/v1, OpenRouter's /api/v1
+        path = re.sub(r"^/(?:openai/deployments/[^/]+|openai/v1|api/v1)/", "/v1/", path)
         if method == "POST" and path in routes:
             return routes[path]()
         raise _ApiError(404, f"Invalid URL ({method} {path})")

@@ -385,3 +385,25 @@ def test_show_and_scan_understand_a_gemini_cassette(capsys: pytest.CaptureFixtur
     Path("leaked.json").write_text(Path("shown.json").read_text().replace("B2002", KEY))
     code, out, err = run_cli(capsys, "scan", "leaked.json")
     assert code != 0 and "google-api-key" in out + err
+
+
+def test_the_sdks_other_calls_are_keyed_by_path_not_base_url() -> None:
+    def scenario(c: Any) -> Any:
+        return dump(c.models.get(model=MODEL))
+
+    with DevServer() as srv:
+        srv_url = srv.url
+        with cassette.using("get.json", mode="record"):
+            with pytest.raises(errors.ClientError) as raised:  # the devserver has no such route: a 404
+                scenario(client(srv_url, retry_options=NO_RETRY))
+    (call,) = recorded("get.json")
+    assert call.request == {
+        "kind": "http",
+        "method": "GET",
+        "url": f"/v1/models/{MODEL}",
+        "sdk": "google-genai",
+    }
+    with cassette.using("get.json", mode="replay"):
+        with pytest.raises(errors.ClientError) as again:
+            scenario(client(NOWHERE, api_key=OTHER_KEY, retry_options=NO_RETRY))
+    assert again.value.code == raised.value.code == 404

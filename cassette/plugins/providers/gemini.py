@@ -16,6 +16,11 @@ Not in it: the host and port, the API version, the Vertex project and location (
 client's base URL and account, not the question), the ``key`` and ``alt`` query
 parameters, Vertex's billing ``labels``, and every header (``x-goog-api-key``,
 ``authorization``, ``x-goog-api-client``, user-agent).
+
+google-genai's other calls (``models.get``, ``models.list``, caches, batches, operations,
+file metadata; each sends ``x-goog-api-client: google-genai-sdk/…``) are HTTP calls keyed
+by their path, query (less ``key``) and JSON body, not their host, as the generic provider
+keys a Stainless SDK's; an upload's bytes go to the generic provider as any other body.
 """
 
 from __future__ import annotations
@@ -74,11 +79,9 @@ def _route(path: str) -> tuple[str, str] | None:
 
 @hookimpl
 def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
-    if request.method != "POST":
-        return None
-    route = _route(request.path)
+    route = _route(request.path) if request.method == "POST" else None
     if route is None:
-        return None
+        return _other_sdk_call(request)
     endpoint, model = route
     try:
         body = orjson.loads(request.body) if request.body else {}
@@ -93,6 +96,26 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
         if rest:
             normalized["query"] = rest
     return normalized
+
+
+def _other_sdk_call(request: HttpRequest) -> dict[str, Any] | None:
+    """A google-genai call that is no model call, keyed by its path, not the client's base URL."""
+    if "google-genai-sdk/" not in (request.header("x-goog-api-client") or ""):
+        return None
+    body: Any = None
+    if request.body:
+        try:
+            body = orjson.loads(request.body)
+        except orjson.JSONDecodeError:
+            return None  # an upload's bytes: the generic provider keys them
+    out: dict[str, Any] = {"kind": "http", "method": request.method, "url": request.path or "/"}
+    out["sdk"] = "google-genai"
+    rest = [pair for pair in query(request) if pair[0] not in _NOT_KEYED] if "?" in request.url else []
+    if rest:
+        out["query"] = rest
+    if body is not None:
+        out["json"] = body
+    return out
 
 
 # --- what a response means: usage, stream ends, answers ------------------------------------------

@@ -400,7 +400,7 @@ def test_the_sdks_other_calls_are_keyed_by_path_not_base_url() -> None:
     assert call.request == {
         "kind": "http",
         "method": "GET",
-        "url": f"/v1/models/{MODEL}",
+        "url": f"/models/{MODEL}",
         "sdk": "google-genai",
     }
     with cassette.using("get.json", mode="replay"):

@@ -19,8 +19,9 @@ parameters, Vertex's billing ``labels``, and every header (``x-goog-api-key``,
 
 google-genai's other calls (``models.get``, ``models.list``, caches, batches, operations,
 file metadata; each sends ``x-goog-api-client: google-genai-sdk/…``) are HTTP calls keyed
-by their path, query (less ``key``) and JSON body, not their host, as the generic provider
-keys a Stainless SDK's; an upload's bytes go to the generic provider as any other body.
+by their path from the resource on (``/models/gemini-2.5-flash``: not the host, the base
+URL's path, the API version or the Vertex project), query (less ``key``) and JSON body;
+an upload's bytes go to the generic provider as any other body.
 """
 
 from __future__ import annotations
@@ -98,6 +99,9 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     return normalized
 
 
+_RESOURCE = re.compile(r"/v\d[\w.]*/(?:projects/[^/]+/locations/[^/]+/)?(.*)$")
+
+
 def _other_sdk_call(request: HttpRequest) -> dict[str, Any] | None:
     """A google-genai call that is no model call, keyed by its path, not the client's base URL."""
     if "google-genai-sdk/" not in (request.header("x-goog-api-client") or ""):
@@ -108,7 +112,10 @@ def _other_sdk_call(request: HttpRequest) -> dict[str, Any] | None:
             body = orjson.loads(request.body)
         except orjson.JSONDecodeError:
             return None  # an upload's bytes: the generic provider keys them
-    out: dict[str, Any] = {"kind": "http", "method": request.method, "url": request.path or "/"}
+    # from the resource on: not the base URL's path, the API version, nor the Vertex project and location
+    resource = _RESOURCE.search(request.path)
+    url = "/" + resource.group(1) if resource else request.path or "/"
+    out: dict[str, Any] = {"kind": "http", "method": request.method, "url": url}
     out["sdk"] = "google-genai"
     rest = [pair for pair in query(request) if pair[0] not in _NOT_KEYED] if "?" in request.url else []
     if rest:

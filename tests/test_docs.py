@@ -1,7 +1,8 @@
 """The docs' examples run, and the reference pages list everything the code has.
 
 A fenced ``python`` block right after ``<!-- test: run -->`` is executed with the
-local server up (``OPENAI_BASE_URL``/``OPENAI_API_KEY`` point at it); after
+local server up (``OPENAI_BASE_URL``/``OPENAI_API_KEY``, ``GOOGLE_GEMINI_BASE_URL``/``GEMINI_API_KEY``
+point at it); after
 ``<!-- test: record-replay -->`` it is executed twice, the second time with the
 server stopped, so it must replay from the cassettes the first run recorded.
 Functions named ``test_*`` that a block defines are called after it runs.
@@ -69,7 +70,11 @@ def _run(code: str, name: str) -> None:
 def test_doc_example(
     how: str, code: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
+    if "from google import genai" in code:
+        pytest.importorskip("google.genai")  # the `gemini` extra (in `dev`)
     with DevServer() as srv:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)  # google-genai's base URL
+        monkeypatch.setenv("GEMINI_API_KEY", "gemini-docs-example")
         monkeypatch.setenv("OPENAI_BASE_URL", srv.openai_base_url)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.anthropic_base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-example")
@@ -80,6 +85,7 @@ def test_doc_example(
         if how == "record-replay":
             monkeypatch.delenv("OPENAI_API_KEY")
             monkeypatch.setenv("OPENAI_API_KEY", "no-key-needed-on-replay")
+            monkeypatch.delenv("GEMINI_API_KEY")
             _run(code, request.node.name)
             assert len(srv.requests) == seen
 

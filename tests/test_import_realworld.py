@@ -857,7 +857,7 @@ def test_azure_deployment_urls_responses_api_and_a_content_filter_stream() -> No
 
 
 def test_gemini_sse_binary_downloads_and_other_http_stay_http() -> None:
-    """pydantic-ai / crewAI: Gemini `?alt=sse` (CRLF events), a GET with `body: ''` returning image bytes."""
+    """pydantic-ai / crewAI: Gemini `?alt=sse` (CRLF events, an llm call), a GET with `body: ''` returning image bytes."""
     image = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01"
     event = {
         "candidates": [{"content": {"parts": [{"text": "Paris"}], "role": "model"}, "finishReason": "STOP"}]
@@ -923,7 +923,7 @@ def test_gemini_sse_binary_downloads_and_other_http_stay_http() -> None:
         version: 1
         """
     )
-    assert report.kinds == {"http": 3}
+    assert report.kinds == {"llm": 1, "http": 2}  # the Gemini call is the gemini provider's, keyed by model
     recorded = cassette.load_cassette("imported.json")
     assert len(recorded.hydrate(recorded.interactions[0].response)["events"]) == 1
     with _replaying():

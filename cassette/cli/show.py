@@ -108,7 +108,7 @@ def timeline(path: Path) -> list[dict[str, Any]]:
                     "what": _what(inter.kind, request),
                     "request": _request_excerpt(inter.kind, request),
                     "response": _response_excerpt(inter.kind, response, request),
-                    "tokens": tokens_of(response) if inter.kind != "tool" else 0,
+                    "tokens": tokens_of(response, request) if inter.kind != "tool" else 0,
                     "incomplete": bool(response.get("incomplete")),
                     "parallel": inter.extra.get("parallel") is True,
                 }
@@ -177,6 +177,11 @@ def _request_excerpt(kind: str, request: dict[str, Any]) -> str:
     messages = request.get("messages")
     if not isinstance(messages, list):
         messages = request.get("input")
+    if not isinstance(messages, list) and isinstance(request.get("contents"), list):  # Gemini's turns
+        messages = [
+            {"role": c.get("role", "user"), "content": c.get("parts")} if isinstance(c, dict) else c
+            for c in request["contents"]
+        ]
     if isinstance(messages, str):
         return f"user: {messages}"
     if isinstance(messages, list) and messages:

@@ -16,7 +16,8 @@ From a shell (serves until killed, prints one line when ready)::
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/responses``,
 ``POST /v1/embeddings``, ``POST /v1/audio/transcriptions`` (multipart upload),
 ``GET /v1/models``, ``POST /v1/messages``,
-``POST /v1/messages/count_tokens``.
+``POST /v1/messages/count_tokens``; Gemini's ``…/models/{m}:generateContent`` and its
+other methods (`cassette.testing.gemini`).
 
 How answers are chosen (deterministic given the seed):
 
@@ -75,6 +76,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, NamedTuple
+
+from cassette.testing import gemini
 
 __all__ = ["RULES", "DevServer", "RecordedRequest", "Rule", "main"]
 
@@ -1325,6 +1328,11 @@ class DevServer:
             self._seen[digest] += 1
             injected = self._fail_next.pop(0) if self._fail_next else None
         dice = _Dice(random.Random(f"{self.seed}:{digest}:{occurrence}"), self.seeded)
+        gemini_call = gemini.route(method, path)
+        if gemini_call is not None:  # Gemini's API, answered in its own shapes (cassette.testing.gemini)
+            if injected is not None:
+                return injected[0], gemini.error_body(injected[0]), None, {}
+            return (*gemini.respond(*gemini_call, body, headers, dice, occurrence), {})
         anthropic = path.startswith("/v1/messages") or "anthropic-version" in headers
         request_id = f"req_{dice.hex(24)}" if not anthropic else f"req_01{dice.token(22)}"
         extra = {"x-request-id": request_id, "request-id": request_id}
@@ -1396,6 +1404,8 @@ class DevServer:
             "/v1/messages": lambda: _messages(body, dice),
             "/v1/messages/count_tokens": lambda: (_count_message_tokens(body), None),
         }
+        # OpenAI-compatible base paths: Azure's deployments, Groq's /openai/v1, OpenRouter's /api/v1
+        path = re.sub(r"^/(?:openai/deployments/[^/]+|openai/v1|api/v1)/", "/v1/", path)
         if method == "POST" and path in routes:
             return routes[path]()
         raise _ApiError(404, f"Invalid URL ({method} {path})")

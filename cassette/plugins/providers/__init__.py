@@ -7,6 +7,7 @@ provider hooks in `cassette.hookspecs`."""
 # the order changes nothing else; of their key formats (`cassette_secret_rules`), OpenAI's come
 # first. The generic HTTP provider answers last whatever its place (`trylast`).
 PROVIDERS = [
+    "cassette.plugins.providers.gemini",
     "cassette.plugins.providers.anthropic",
     "cassette.plugins.providers.openai",
     "cassette.plugins.providers.http",

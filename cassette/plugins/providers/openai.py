@@ -4,7 +4,10 @@ The key keeps every body field that can change the answer (model, messages,
 input, instructions, tools, tool_choice, response_format, stream, sampling
 parameters, …) and drops transport noise: ``user``, ``metadata``,
 ``prompt_cache_key``, ``safety_identifier``, ``store``. Headers (API keys,
-user-agent, ``x-stainless-*``, idempotency keys) and the host never enter it.
+user-agent, ``x-stainless-*``, idempotency keys) and the host never enter it, so a local
+or proxy base URL (Ollama, vLLM, LM Studio, Groq's ``/openai/v1``, OpenRouter's ``/api/v1``)
+replays. Azure OpenAI adds its ``deployment`` (from ``/openai/deployments/{d}/``) and its
+``api_version`` (the ``api-version`` query parameter): both choose what answers.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import re
 import sys
 import urllib.parse
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -52,18 +56,22 @@ _ENDPOINTS = {
 _ENDPOINT = re.compile("/(" + "|".join(re.escape(suffix) for suffix in _ENDPOINTS) + ")$")
 # Azure names the model's deployment in the path, as did OpenAI's legacy /v1/engines/<model>/ routes:
 # without it two deployments (or engines) given the same body would share a key.
-_MODEL_IN_PATH = re.compile(r"/(?:openai/deployments|engines)/([^/]+)/")
+_MODEL_IN_PATH = re.compile(r"/(openai/deployments|engines)/([^/]+)/")
+_API_VERSION = re.compile(r"[?&]api-version=([^&#]*)")
 
 
 @lru_cache(maxsize=256)
-def _route(path: str) -> tuple[str, str | None] | None:
-    """The endpoint a request path names, and the model its path names (Azure), or None."""
+def _route(path: str) -> tuple[str, str | None, bool] | None:
+    """The endpoint a request path names, the model its path names, and whether that is an Azure
+    deployment; or None."""
     path = path.rstrip("/")
     found = _ENDPOINT.search(path)
     if found is None:
         return None
     in_path = _MODEL_IN_PATH.search(path)
-    return _ENDPOINTS[found.group(1)], urllib.parse.unquote(in_path.group(1)) if in_path else None
+    if in_path is None:
+        return _ENDPOINTS[found.group(1)], None, False
+    return _ENDPOINTS[found.group(1)], urllib.parse.unquote(in_path.group(2)), in_path.group(1) != "engines"
 
 
 @hookimpl
@@ -73,7 +81,7 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     route = _route(request.path)
     if route is None:
         return None
-    endpoint, model_in_path = route
+    endpoint, model_in_path, deployment = route
     if request.header("anthropic-version") is not None:
         return None
     try:  # `json_body`, one call less for every request
@@ -88,7 +96,30 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
     normalized = llm_request("openai", endpoint, body, NOISE)
     if model_in_path is not None:
         normalized.setdefault("model", model_in_path)
+        if deployment:  # the body's model may name another: the deployment is what answers
+            normalized["deployment"] = model_in_path
+    if "api-version=" in request.url:  # Azure: the API version chooses the answer's shape
+        version = _API_VERSION.search(request.url)
+        if version is not None:
+            normalized["api_version"] = urllib.parse.unquote_plus(version.group(1))
     return normalized
+
+
+_AZURE_FIELDS = ("deployment", "api_version")
+
+
+@hookimpl
+def cassette_fallback_match(kind: str, request: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+    """An Azure call answered by the recording an earlier release made of it, whose key held
+    neither the deployment (when the body named a model) nor the API version."""
+    if kind != "llm" or request.get("provider") != "openai" or not any(f in request for f in _AZURE_FIELDS):
+        return None
+    rest = {k: v for k, v in request.items() if k not in _AZURE_FIELDS}
+
+    def earlier(recorded: dict[str, Any]) -> bool:
+        return not any(f in recorded for f in _AZURE_FIELDS) and recorded == rest
+
+    return earlier
 
 
 # The Responses API's last event; chat streams end with ``data: [DONE]``.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx2
 import hypothesis
 import openai
@@ -94,3 +96,39 @@ def test_answer(n):
     assert run.stdout.str().count("  drifted: ") == 11
     verbose = suite.runpytest("--cassette-mode=rerecord", "-v")
     assert verbose.stdout.str().count("  drifted: tests/") == 14
+
+
+RESUMED = """
+@pytest.mark.cassette
+def test_new_agent():
+    assert ask("plan the refund")
+    assert ask("check the order")
+    if os.environ["STAGE"] == "first":
+        assert False, "the test is not finished yet"
+    assert ask(os.environ["STAGE"])
+"""
+
+
+def test_a_failed_recording_is_resumed_up_to_the_first_call_that_differs(
+    suite: pytest.Pytester, devserver: DevServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.makepyfile(test_resume=HEADER + RESUMED)
+    where = suite.path / "tests/cassettes/test_resume"
+    monkeypatch.setenv("STAGE", "first")
+    suite.runpytest().assert_outcomes(failed=1)
+    assert (where / "test_new_agent.failed.json").is_file()
+    assert len(devserver.requests) == 2
+
+    monkeypatch.setenv("STAGE", "issue the refund")  # the test fixed: the same two calls, then one more
+    run = suite.runpytest()
+    run.assert_outcomes(passed=1)
+    assert len(devserver.requests) == 3  # only the new call went live
+    assert not (where / "test_new_agent.failed.json").exists()
+    written = json.loads((where / "test_new_agent.json").read_text())
+    assert len(written["interactions"]) == 3
+
+    # a call that differs ends the resumed part: it and every later call go live
+    (where / "test_new_agent.json").rename(where / "test_new_agent.failed.json")
+    suite.makepyfile(test_resume=HEADER + RESUMED.replace("check the order", "check the order again"))
+    suite.runpytest().assert_outcomes(passed=1)
+    assert len(devserver.requests) == 5  # the first call resumed; the changed one and the last live

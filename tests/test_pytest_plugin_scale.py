@@ -123,6 +123,7 @@ def test_a_failed_recording_is_resumed_up_to_the_first_call_that_differs(
     run = suite.runpytest()
     run.assert_outcomes(passed=1)
     assert len(devserver.requests) == 3  # only the new call went live
+    run.stdout.fnmatch_lines(["*recorded: 1 cassette(s), 1 LLM calls made live*"])
     assert not (where / "test_new_agent.failed.json").exists()
     written = json.loads((where / "test_new_agent.json").read_text())
     assert len(written["interactions"]) == 3

@@ -465,6 +465,7 @@ class Session:
         self._blobs: BlobStore | None = None  # replay: the cassette's store, its real path resolved once
         self._tokens_saved = 0
         self._resume: list[Interaction] = []  # auto, recording: the last failed run's calls, in order
+        self._resumed = 0  # how many of them were answered (not made live again)
         self._token: contextvars.Token[Session | None] | None = None
         self._started = False
 
@@ -780,7 +781,7 @@ class Session:
                 self._resume.clear()
                 return None
             self._resume.pop(0)
-            self._served_by_kind[kind] = self._served_by_kind.get(kind, 0) + 1
+            self._resumed += 1
         slot = self.begin(kind, request)
         slot.finish(held.response)
         return held.response
@@ -1127,7 +1128,7 @@ class Session:
             run_stats.drifted += int(drifted)
             for k, v in self._served_by_kind.items():
                 run_stats.served[k] = run_stats.served.get(k, 0) + v
-            for s in self._live_slots():
+            for s in self._live_slots()[self._resumed :]:  # the resumed calls lead: not live
                 run_stats.recorded_calls[s.kind] = run_stats.recorded_calls.get(s.kind, 0) + 1
             run_stats.tokens_saved += self._tokens_saved
             where = str(resolve_path(self.path))  # never raises: a looping path is made absolute

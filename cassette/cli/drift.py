@@ -39,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--backend", help="semantic backend that decides reworded vs changed (default: config)"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="list volatile-only interactions too")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="text: show every changed cassette and every file of a group (default: the first "
+        "10 cassettes or groups of cassettes changed the same way, 5 files a group, the rest counted); "
+        "markdown always stays under GitHub's 65,536-character comment limit",
+    )
 
 
 def _in_git_repo() -> bool:
@@ -85,14 +92,16 @@ def run(args: argparse.Namespace) -> int:
         drifts = drift_pending(paths, backend=args.backend)
     else:
         drifts = drift_staged(backend=args.backend)
+    source = "--staged " if args.staged else f"--rev {args.rev} " if args.rev else ""
+    more = f"cassette drift {source}--all"
     if args.format == "json":
         sys.stdout.write(render_json(drifts))
     elif args.format == "markdown":
-        sys.stdout.write(render_markdown(drifts))
+        sys.stdout.write(render_markdown(drifts, more=more))
     elif args.format == "html":
         sys.stdout.write(render_html(drifts))
     else:
-        text = render_text(drifts, verbose=args.verbose)
+        text = render_text(drifts, verbose=args.verbose, show_all=args.all, more=more)
         if text:
             print(text)
     bad = failing(drifts, fail_on)

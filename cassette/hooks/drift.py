@@ -25,11 +25,17 @@ from cassette.review.drift import (
     REGRESSIONS,
     TOOL_SIDES,
     DriftItem,
+    change_signature,
     compare_cassettes,
 )
 from cassette.review.view import DriftSide, drift_page
 
 PENDING_SUFFIX = ".pending.json"
+# How much a report shows before it counts the rest and names the command that lists them all.
+SHOWN_BLOCKS = 10  # cassettes (or groups of cassettes changed the same way) shown in full
+SHOWN_FILES = 5  # file names listed under a group
+# GitHub refuses a pull-request comment longer than this many characters.
+MARKDOWN_LIMIT = 65_536
 
 
 @dataclass
@@ -378,12 +384,8 @@ def _summary(counts: Counter[str]) -> str:
     return ", ".join(f"{counts[c]} {c}" for c in CATEGORIES if counts.get(c))
 
 
-def _masked(text: str) -> str:
-    """Rendered drift with every secret-rule match replaced by its placeholder: a re-recording
-    that caught a key (redaction off, a hand edit) must not print it into a terminal, a CI log or
-    a PR comment, while the secret scan beside it reports it masked."""
-    if not text:
-        return text
+def _masker() -> Callable[[str], str]:
+    """`_masked` with the secret rules read once (a report masks block by block)."""
     from cassette.secrets import redact_text, rules_from_plugins
 
     try:
@@ -392,42 +394,127 @@ def _masked(text: str) -> str:
         rules = rules_from_plugins(get_plugin_manager())
     except CassetteError:  # a broken plugin is reported elsewhere; the built-in rules still mask
         rules = default_rules()
-    return redact_text(text, rules)
+    return lambda text: redact_text(text, rules) if text else text
 
 
-def render_text(drifts: list[CassetteDrift], *, verbose: bool = False) -> str:
-    """Terminal text: one block per changed cassette; empty when nothing changed.
+def _masked(text: str) -> str:
+    """Rendered drift with every secret-rule match replaced by its placeholder: a re-recording
+    that caught a key (redaction off, a hand edit) must not print it into a terminal, a CI log or
+    a PR comment, while the secret scan beside it reports it masked."""
+    return _masker()(text) if text else text
 
-    Volatile-only interactions are counted, not listed (``verbose`` lists them too). Secrets in
-    excerpts are masked (see `_masked`), in every format.
+
+@dataclass
+class DriftGroup:
+    """Cassettes whose drift is the same change (`change_signature`), or one cassette on its own."""
+
+    drifts: list[CassetteDrift]
+    signature: frozenset[tuple[str, str, str]] = frozenset()
+
+    @property
+    def first(self) -> CassetteDrift:
+        return self.drifts[0]
+
+    def what(self) -> str:
+        """``request messages[0].content``: the categories and fields the group's change touches."""
+        parts: list[str] = []
+        for category, path, _ in sorted(self.signature):
+            part = f"{category} {path}".strip()
+            if part not in parts:
+                parts.append(part)
+        shown = "; ".join(parts[:3]) + (f"; … {len(parts) - 3} more" if len(parts) > 3 else "")
+        return shown if shown else _summary(self.first.counts())
+
+
+def _shown(drifts: list[CassetteDrift]) -> list[CassetteDrift]:
+    return [d for d in drifts if d.items or d.status != "modified" or d.error]
+
+
+def group_drifts(drifts: list[CassetteDrift]) -> list[DriftGroup]:
+    """The changed cassettes, those that changed the same way (equal `change_signature`, more than
+    one) in one group, in the order each group's first cassette comes; a group of one otherwise.
+
+    Example::
+
+        [len(g.drifts) for g in group_drifts(drift_staged())]  # [300, 1, 1]
+    """
+    groups: list[DriftGroup] = []
+    by_signature: dict[frozenset[tuple[str, str, str]], DriftGroup] = {}
+    for d in _shown(drifts):
+        if d.error or d.status != "modified":
+            groups.append(DriftGroup([d]))
+            continue
+        signature = change_signature(d.items)
+        group = by_signature.get(signature)
+        if group is None:
+            group = by_signature[signature] = DriftGroup([], signature)
+            groups.append(group)
+        group.drifts.append(d)
+    return groups
+
+
+def _more(count: int, command: str, what: str = "cassette(s)") -> str:
+    return f"… and {count} more {what} (`{command}` lists them all)"
+
+
+def render_text(
+    drifts: list[CassetteDrift],
+    *,
+    verbose: bool = False,
+    show_all: bool = False,
+    more: str = "cassette drift --staged --all",
+) -> str:
+    """Terminal text: one block per changed cassette, or per group of cassettes that changed the same
+    way; empty when nothing changed.
+
+    Volatile-only interactions are counted, not listed (``verbose`` lists them too). Past
+    `SHOWN_BLOCKS` blocks and `SHOWN_FILES` names in a group the rest are counted, with ``more``, the
+    command that lists them all (``show_all``: nothing is capped). Secrets in excerpts are masked (see
+    `_masked`), in every format.
     """
     lines: list[str] = []
-    for d in drifts:
-        if d.error:
-            lines.append(f"{d.file}: cannot compare ({d.error})")
-            continue
-        if not d.items and d.status == "modified":
-            continue
-        if d.status == "removed":  # the file is gone: its calls are not listed one by one
-            lines.append(f"{d.file}: {_gone(d)}")
-            continue
-        head = f"{d.file}: {d.status}, {d.old_count} → {d.new_count} interactions"
-        if d.old_tokens or d.new_tokens:
-            head += f", tokens {_delta(d.old_tokens, d.new_tokens)}"
-        lines.append(head + (f" [{_summary(d.counts())}]" if d.items else ""))
-        for item in d.items:
-            if item.category == "volatile-only" and not verbose:
-                continue
-            line = f"  #{item.seq:<3} {item.kind:<4} {item.category:<13} {item.label}"
-            if item.tools_changed:
-                line += f" [{item.tools_label}]"
-            if item.reason:
-                line += f": {item.reason}"
-            lines.append(line)
-            lines.extend(f"        {change}" for change in item.request_changes)
-            if item.excerpt and item.category not in ("volatile-only",):
-                lines.append(f"        {item.excerpt}")
+    groups = group_drifts(drifts)
+    shown = groups if show_all else groups[:SHOWN_BLOCKS]
+    for group in shown:
+        if len(group.drifts) > 1:
+            files = [d.file for d in group.drifts]
+            listed = files if show_all else files[:SHOWN_FILES]
+            lines.append(f"{len(files)} cassettes changed the same way ({group.what()}), e.g.:")
+            lines.extend(_text_block(group.first, verbose))
+            lines.extend(f"    {f}" for f in listed)
+            if len(listed) < len(files):
+                lines.append("    " + _more(len(files) - len(listed), more))
+        else:
+            lines.extend(_text_block(group.first, verbose))
+    left = sum(len(g.drifts) for g in groups[len(shown) :])
+    if left:
+        lines.append(_more(left, more, "changed cassette(s)"))
     return _masked("\n".join(lines))
+
+
+def _text_block(d: CassetteDrift, verbose: bool) -> list[str]:
+    """One cassette's drift for a terminal: its head line and each changed interaction."""
+    if d.error:
+        return [f"{d.file}: cannot compare ({d.error})"]
+    if d.status == "removed":  # the file is gone: its calls are not listed one by one
+        return [f"{d.file}: {_gone(d)}"]
+    head = f"{d.file}: {d.status}, {d.old_count} → {d.new_count} interactions"
+    if d.old_tokens or d.new_tokens:
+        head += f", tokens {_delta(d.old_tokens, d.new_tokens)}"
+    lines = [head + (f" [{_summary(d.counts())}]" if d.items else "")]
+    for item in d.items:
+        if item.category == "volatile-only" and not verbose:
+            continue
+        line = f"  #{item.seq:<3} {item.kind:<4} {item.category:<13} {item.label}"
+        if item.tools_changed:
+            line += f" [{item.tools_label}]"
+        if item.reason:
+            line += f": {item.reason}"
+        lines.append(line)
+        lines.extend(f"        {change}" for change in item.request_changes)
+        if item.excerpt and item.category not in ("volatile-only",):
+            lines.append(f"        {item.excerpt}")
+    return lines
 
 
 def _gone(d: CassetteDrift) -> str:
@@ -443,68 +530,141 @@ def _cell(text: str, width: int = 160) -> str:
     return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def render_markdown(drifts: list[CassetteDrift]) -> str:
+def render_markdown(drifts: list[CassetteDrift], *, more: str = "cassette drift --all") -> str:
     """GitHub-flavoured markdown for a pull-request comment: a summary table, details collapsed.
+
+    Cassettes that changed the same way are one row and one collapsed section. The comment stays
+    under `MARKDOWN_LIMIT` characters at any size: what does not fit is counted, with ``more``, the
+    command that lists it all.
 
     Example::
 
         Path("drift.md").write_text(render_markdown(drift_revs("origin/main..HEAD")))
     """
-    shown = [d for d in drifts if d.items or d.status != "modified" or d.error]
+    shown = _shown(drifts)
     if not shown:
         return "### Cassette drift\n\nNo cassette changed.\n"
+    mask = _masker()
+    groups = group_drifts(drifts)
     regressions = sum(1 for d in shown for i in d.items if i.output_category in REGRESSIONS)
     lines = ["### Cassette drift", ""]
-    lines.append(
-        f"{len(shown)} cassette(s) changed; {regressions} interaction(s) need review."
-        if regressions
-        else f"{len(shown)} cassette(s) changed; no regressions (only rewordings and volatile fields)."
+    same = sum(len(g.drifts) for g in groups if len(g.drifts) > 1)
+    grouped = (
+        f" ({same} of them in {sum(1 for g in groups if len(g.drifts) > 1)} group(s) changed the same way)"
     )
-    lines += ["", "| cassette | change | interactions | tokens | categories |", "|---|---|---|---|---|"]
-    for d in shown:
-        counts = d.counts()
-        cats = ", ".join(
-            (f"**{counts[c]} {c}**" if c in REGRESSIONS else f"{counts[c]} {c}")
-            for c in CATEGORIES
-            if counts.get(c)
+    lines.append(
+        f"{len(shown)} cassette(s) changed{grouped if same else ''}; "
+        + (
+            f"{regressions} interaction(s) need review."
+            if regressions
+            else "no regressions (only rewordings and volatile fields)."
         )
-        if d.error:
-            cats = f"**unreadable**: {_cell(d.error, 100)}"
-        counted = f"was {d.old_count}" if d.status == "removed" else f"{d.old_count} → {d.new_count}"
-        lines.append(
-            f"| `{d.file}` | {d.status} | {counted} | {_delta(d.old_tokens, d.new_tokens)} | {cats or '–'} |"
-        )
-    for d in shown:
-        review = d.review
-        if not review or d.status == "removed":
+    )
+    used = {c for d in shown for c in d.counts()}
+    legend = ["", "<details><summary>What the categories mean</summary>", ""]
+    legend += [f"- **{c}**: {DESCRIPTIONS[c]}" for c in CATEGORIES if c in used]
+    legend += ["", "</details>"]
+    head = mask("\n".join(lines)) + "\n"
+    tail = mask("\n".join(legend)) + "\n"
+    # the line that counts what did not fit, at its longest
+    room = MARKDOWN_LIMIT - len(head) - len(tail) - 400
+    table = ["", "| cassette | change | interactions | tokens | categories |", "|---|---|---|---|---|"]
+    body = mask("\n".join(table)) + "\n"
+    rows_shown = 0
+    for group in groups:
+        row = mask(_markdown_row(group)) + "\n"
+        if len(body) + len(row) > room // 2:  # the table takes half the room at most
+            break
+        body += row
+        rows_shown += 1
+    details_shown: set[int] = set()
+    for n, group in enumerate(groups[:rows_shown]):
+        block = _markdown_details(group)
+        if not block:
+            details_shown.add(n)
             continue
+        text = mask("\n".join(block)) + "\n"
+        if len(body) + len(text) > room:
+            break
+        body += text
+        details_shown.add(n)
+    missing_rows = sum(len(g.drifts) for g in groups[rows_shown:])
+    missing_details = sum(len(g.drifts) for n, g in enumerate(groups[:rows_shown]) if n not in details_shown)
+    notes: list[str] = []
+    if missing_rows:
+        notes.append(f"{missing_rows} more changed cassette(s) are not in the table")
+    if missing_details:
+        notes.append(f"{missing_details} cassette(s) in the table have no details here")
+    if notes:
+        body += (
+            f"\n{'; '.join(notes)} (a comment holds at most {MARKDOWN_LIMIT:,} characters): "
+            f"`{more}` lists every change, `cassette drift --format html` shows them side by side.\n"
+        )
+    return head + body + tail
+
+
+def _markdown_row(group: DriftGroup) -> str:
+    d = group.first
+    counts = d.counts()
+    cats = ", ".join(
+        (f"**{counts[c]} {c}**" if c in REGRESSIONS else f"{counts[c]} {c}")
+        for c in CATEGORIES
+        if counts.get(c)
+    )
+    if d.error:
+        cats = f"**unreadable**: {_cell(d.error, 100)}"
+    counted = f"was {d.old_count}" if d.status == "removed" else f"{d.old_count} → {d.new_count}"
+    name = f"`{d.file}`"
+    if len(group.drifts) > 1:
+        name += f" and {len(group.drifts) - 1} more, changed the same way"
+        cats = f"{cats} (each)"
+    return f"| {name} | {d.status} | {counted} | {_delta(d.old_tokens, d.new_tokens)} | {cats or '–'} |"
+
+
+def _markdown_details(group: DriftGroup) -> list[str]:
+    """The collapsed section of a cassette (or group): its changed interactions, the group's files."""
+    d = group.first
+    review = d.review
+    if not review or d.status == "removed":
+        return []
+    many = len(group.drifts) > 1
+    title = (
+        f"{len(group.drifts)} cassettes changed the same way ({_cell(group.what())}), e.g. "
+        f"<code>{_cell(d.file)}</code>"
+        if many
+        else f"<code>{_cell(d.file)}</code>"
+    )
+    lines = [
+        "",
+        f"<details><summary>{title}: {len(review)} change(s)</summary>",
+        "",
+        "| # | call | category | what changed | tokens |",
+        "|---|---|---|---|---|",
+    ]
+    for item in review:
+        what = _cell(item.reason)
+        for change in item.request_changes:
+            what += ("<br>" if what else "") + _cell(change, 200)
+        if item.excerpt:
+            what += ("<br>" if what else "") + _cell(item.excerpt, 200)
+        category = f"**{item.category}**" if item.output_category in REGRESSIONS else item.category
+        if item.tools_changed:
+            category += f"<br>{_cell(item.tools_label)}"
+        lines.append(
+            f"| {item.seq} | {_cell(item.label, 60)} | {category} | {what} "
+            f"| {_delta(item.tokens[0], item.tokens[1])} |"
+        )
+    if many:
+        files = [f"`{_cell(x.file)}`" for x in group.drifts]
+        listed = files[:50]
         lines += [
             "",
-            f"<details><summary><code>{_cell(d.file)}</code>: {len(review)} change(s)</summary>",
-            "",
-            "| # | call | category | what changed | tokens |",
-            "|---|---|---|---|---|",
+            "The cassettes: "
+            + ", ".join(listed)
+            + ("" if len(listed) == len(files) else f" … and {len(files) - len(listed)} more"),
         ]
-        for item in review:
-            what = _cell(item.reason)
-            for change in item.request_changes:
-                what += ("<br>" if what else "") + _cell(change, 200)
-            if item.excerpt:
-                what += ("<br>" if what else "") + _cell(item.excerpt, 200)
-            category = f"**{item.category}**" if item.output_category in REGRESSIONS else item.category
-            if item.tools_changed:
-                category += f"<br>{_cell(item.tools_label)}"
-            lines.append(
-                f"| {item.seq} | {_cell(item.label, 60)} | {category} | {what} "
-                f"| {_delta(item.tokens[0], item.tokens[1])} |"
-            )
-        lines += ["", "</details>"]
-    used = {c for d in shown for c in d.counts()}
-    if used:
-        lines += ["", "<details><summary>What the categories mean</summary>", ""]
-        lines += [f"- **{c}**: {DESCRIPTIONS[c]}" for c in CATEGORIES if c in used]
-        lines += ["", "</details>"]
-    return _masked("\n".join(lines) + "\n")
+    lines += ["", "</details>"]
+    return lines
 
 
 def render_html(drifts: list[CassetteDrift], *, title: str = "cassette drift") -> str:

@@ -19,7 +19,7 @@ run's state and xdist hand-off) and `summary` (orphans, the terminal summary). S
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
@@ -41,10 +41,17 @@ from cassette.pytest_plugin.options import (
     header,
     start_run,
 )
-from cassette.pytest_plugin.state import STATE, begin_counting, finish_counting, merge_worker
+from cassette.pytest_plugin.state import (
+    MISSES_BEFORE,
+    STATE,
+    begin_counting,
+    finish_counting,
+    merge_worker,
+    note_misses,
+)
 from cassette.pytest_plugin.summary import check_orphans, summary_lines, write_summary
 from cassette.seam.netguard import take_blocked
-from cassette.seam.session import Session
+from cassette.seam.session import Session, run_stats
 
 EARLY = pytest.StashKey[EarlyStart]()
 
@@ -152,6 +159,7 @@ def _cassette_marker(request: pytest.FixtureRequest) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     take_blocked()  # attempts from an earlier test are that test's business
+    item.stash[MISSES_BEFORE] = run_stats.missed
     try:
         result = yield
     except BaseException as exc:
@@ -159,6 +167,16 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         raise
     after_call(item, None)
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call":
+        note_misses(item, report)
+    return report
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -37,6 +37,9 @@ class RunState:
     # cassette -> the ids of the collected tests using it (those of more than one are shared)
     users: dict[str, set[str]] = field(default_factory=dict)
     drifted: set[str] = field(default_factory=set)
+    # the tests that failed after a replay of theirs met a call its cassette holds no recording of
+    # (a test expecting a miss, `pytest.raises(CassetteMiss)`, passes and is not one)
+    missed: set[str] = field(default_factory=set)
     expired: dict[str, str] = field(default_factory=dict)  # path -> age text
     deselected: int = 0
     collect_errors: bool = False
@@ -48,6 +51,7 @@ class RunState:
             "stats": self.stats.to_json(),
             "claimed": sorted(self.claimed),
             "drifted": sorted(self.drifted),
+            "missed": sorted(self.missed),
             "expired": dict(self.expired),
             "deselected": self.deselected,
             "collect_errors": self.collect_errors,
@@ -58,6 +62,7 @@ class RunState:
         self.stats.merge(data["stats"])
         self.claimed.update(data["claimed"])
         self.drifted.update(data["drifted"])
+        self.missed.update(data.get("missed", ()))
         self.expired.update(data["expired"])
         self.deselected += data["deselected"]
         self.collect_errors = self.collect_errors or data["collect_errors"]
@@ -93,6 +98,17 @@ def finish_counting(state: RunState, config: pytest.Config) -> bool:
         return False
     workeroutput[WORKEROUTPUT_KEY] = state.to_json()
     return True
+
+
+MISSES_BEFORE = pytest.StashKey[int]()  # the run's replay misses when a test's call phase began
+
+
+def note_misses(item: pytest.Item, report: pytest.TestReport) -> None:
+    """At a test's call report: a failed test whose replays missed counts among the run's misses."""
+    before = item.stash.get(MISSES_BEFORE, None)
+    state = item.config.stash.get(STATE, None)
+    if state is not None and before is not None and report.failed and run_stats.missed > before:
+        state.missed.add(item.nodeid)
 
 
 def merge_worker(node: Any) -> None:

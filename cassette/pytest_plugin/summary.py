@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 
 from cassette.core.paths import resolve_path
 from cassette.maintenance.hygiene import find_orphans
+from cassette.pytest_plugin.naming import shown_path
 from cassette.pytest_plugin.state import RunState
 from cassette.seam.session import RunStats, failed_path
 
@@ -51,7 +53,7 @@ def partial_run(session: pytest.Session, state: RunState) -> str | None:
 
 
 def write_summary(terminalreporter: Any, config: pytest.Config, state: RunState) -> None:
-    lines = summary_lines(state)
+    lines = summary_lines(state, verbose=config.get_verbosity() > 0)
     if config.get_verbosity() <= -2:  # -qq: only what needs action (drift, expired, orphans found)
         lines = [(line, markup) for line, markup in lines if any(markup.values())]
     if not lines:
@@ -78,32 +80,56 @@ def _failed_kept(stats: RunStats) -> int:
     return sum(1 for p in kept if p.is_file())
 
 
-def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
-    """The terminal summary: one line per category (plus the files a reader must act on)."""
+# How many paths a summary line lists before it counts the rest.
+SHOWN_PATHS = 10
+
+
+def _listed(
+    paths: list[str], markup: dict[str, bool], more: str, prefix: str = "  ", *, every: bool = False
+) -> list[tuple[str, dict[str, bool]]]:
+    """The first `SHOWN_PATHS` of ``paths`` (``every``: all), one a line, then how many more and
+    what lists them."""
+    out = [(f"{prefix}{p}", markup) for p in (paths if every else paths[:SHOWN_PATHS])]
+    if len(paths) > len(out):
+        out.append((f"{prefix}… and {len(paths) - SHOWN_PATHS} more ({more})", markup))
+    return out
+
+
+def summary_lines(state: RunState, *, verbose: bool = False) -> list[tuple[str, dict[str, bool]]]:
+    """The terminal summary: one line per category that happened (plus the files a reader must act
+    on, relative to the project root, the first `SHOWN_PATHS` of each list); ``verbose`` also says
+    why orphans were not checked."""
     s = state.stats
+    shown = functools.partial(shown_path, cfg=state.config)
     out: list[tuple[str, dict[str, bool]]] = []
     kept = _failed_kept(s)
-    if s.replayed or s.recorded or s.rerecorded or kept or s.missed:
-        # files, not tests: the tests sharing a cassette count it once
-        out.append((f"replayed: {s.cassettes('replayed')} cassette(s), {_calls(s.served)} served", {}))
-        if s.missed:
-            out.append(
-                (
-                    f"missed: {s.cassettes('missed')} cassette(s) met a call they hold no recording of "
-                    "(see the failures above)",
-                    {"red": True},
-                )
+    # files, not tests: the tests sharing a cassette count it once
+    replayed = s.cassettes("replayed")
+    if replayed:
+        out.append((f"replayed: {replayed} cassette(s), {_calls(s.served)} served", {}))
+    if state.missed:
+        out.append(
+            (
+                f"missed: {len(state.missed)} test(s) failed on a call their cassette holds no "
+                "recording of (see the failures above)",
+                {"red": True},
             )
+        )
+    recorded = s.cassettes("recorded") if s.recorded else 0
+    if recorded or kept:
         failed = f" (and {kept} failed recording(s) kept in *.failed.json)" if kept else ""
-        recorded = s.cassettes("recorded")
         out.append((f"recorded: {recorded} cassette(s){failed}, {_calls(s.recorded_calls)} made live", {}))
+    rerecorded = s.cassettes("rerecorded") if s.rerecorded else 0
+    if rerecorded:
         drift = f", {s.drifted} with drift" if s.drifted else ", no drift"
-        rerecorded = s.cassettes("rerecorded")
-        hint = " (review: cassette drift; keep: cassette accept)" if rerecorded else ""
+        hint = " (review: cassette drift; keep: cassette accept)"
         out.append((f"re-recorded: {rerecorded} cassette(s){drift}{hint}", {"yellow": bool(s.drifted)}))
+    if s.tokens_saved:
         out.append((f"tokens not spent: {s.tokens_saved:,} (recorded usage of replayed calls)", {}))
-        for p in sorted(state.drifted):
-            out.append((f"  drifted: {p}", {"yellow": True}))
+    drifted = sorted(shown(Path(p)) for p in state.drifted)
+    out += _listed(
+        drifted, {"yellow": True}, "`cassette drift --pending --all` lists them", "  drifted: ", every=verbose
+    )
     if state.expired:
         out.append(
             (
@@ -111,8 +137,8 @@ def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
                 {"yellow": True},
             )
         )
-        for p, age in sorted(state.expired.items()):
-            out.append((f"  {p} ({age})", {"yellow": True}))
+        aged = [f"{shown(Path(p))} ({age})" for p, age in sorted(state.expired.items())]
+        out += _listed(aged, {"yellow": True}, "`pytest -v` lists them all", every=verbose)
     if state.outside:
         out.append(
             (
@@ -125,19 +151,22 @@ def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
             out.append((f"  {line}", {"yellow": True}))
     if state.orphans != "off":
         if state.orphan_skip:
-            out.append((f"orphans: not checked ({state.orphan_skip})", {}))
+            if verbose:  # a targeted run never checks them: said only when asked
+                out.append((f"orphans: not checked ({state.orphan_skip})", {}))
         elif state.orphan_list:
             red = state.orphans == "fail"
             out.append(
                 (
                     f"orphans: {len(state.orphan_list)} cassette file(s) under "
-                    f"{state.config.cassette_root()} that no collected test uses "
+                    f"{shown(state.config.cassette_root())} that no collected test uses "
                     "(delete them, then `cassette gc --apply`):",
                     {"red": red, "yellow": not red},
                 )
             )
-            for orphan in state.orphan_list:
-                out.append((f"  {orphan}", {"red": red, "yellow": not red}))
+            orphans = [shown(p) for p in state.orphan_list]
+            out += _listed(
+                orphans, {"red": red, "yellow": not red}, "`pytest -v` lists them all", every=verbose
+            )
         else:
             out.append(("orphans: none", {}))
     return out

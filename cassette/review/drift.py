@@ -871,6 +871,28 @@ def regressions(items: Iterable[DriftItem]) -> list[DriftItem]:
     return [replace(i, category=i.output_category) for i in items if i.output_category in REGRESSIONS]
 
 
+def change_signature(items: Iterable[DriftItem]) -> frozenset[tuple[str, str, str]]:
+    """What changed in a recording, wherever it happened: each ``(category, field path, old → new)``
+    of its items (volatile-only ones left out). Cassettes with equal signatures changed the same way
+    (one system prompt edited under 300 tests), and a report shows them as one group.
+
+    Example::
+
+        change_signature(compare_cassettes(old, new))
+        # frozenset({('request', 'messages[0].content', '"Be brief." → "Be terse."')})
+    """
+    out: set[tuple[str, str, str]] = set()
+    for item in items:
+        if item.category == "volatile-only":
+            continue
+        for line in item.request_changes:
+            path, _, values = line.partition(": ")
+            out.add((item.category, path, values))
+        if not item.request_changes:
+            out.add((item.category, ",".join(item.fields), item.excerpt or item.reason))
+    return frozenset(out)
+
+
 def drift(path: str | Path | None = None) -> list[Any]:
     """What the last ``rerecord`` changed, interaction by interaction (volatile fields ignored).
 

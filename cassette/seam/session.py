@@ -464,6 +464,8 @@ class Session:
         self._verified: dict[str, int] = {}  # blobs checked by replay (see check_refs)
         self._blobs: BlobStore | None = None  # replay: the cassette's store, its real path resolved once
         self._tokens_saved = 0
+        self._resume: list[Interaction] = []  # auto, recording: the last failed run's calls, in order
+        self._resumed = 0  # how many of them were answered (not made live again)
         self._token: contextvars.Token[Session | None] | None = None
         self._started = False
 
@@ -481,6 +483,8 @@ class Session:
             self._start_shared()
         elif self.requested_mode is Mode.AUTO:
             self.mode = Mode.REPLAY if _exists(self.path) else Mode.RECORD
+            if self.mode is Mode.RECORD:
+                self._resume = _failed_calls(failed_path(self.path), self.store)
         if self.mode is Mode.REPLAY:
             # reading and indexing build no cycles: collector passes would only re-scan new objects
             paused = gc.isenabled()
@@ -762,6 +766,26 @@ class Session:
                     return pos, self._book(kind, pos)
         return None
 
+    def resume(self, kind: str, request: dict[str, Any]) -> dict[str, Any] | None:
+        """Recording in ``auto``: the response of the failed recording's next call when this call is
+        that call (same kind and match key, in order), recorded again as if made; ``None`` otherwise.
+
+        A test that failed while recording is not paid for again up to where it changed: the first
+        call that differs ends the resumed part, and it and every later call go live.
+        """
+        with self._lock:
+            if not self._resume:
+                return None
+            held = self._resume[0]
+            if held.kind != kind or held.key != request_key(request):
+                self._resume.clear()
+                return None
+            self._resume.pop(0)
+            self._resumed += 1
+        slot = self.begin(kind, request)
+        slot.finish(held.response)
+        return held.response
+
     def begin(self, kind: str, request: dict[str, Any]) -> Slot:
         """Record: reserve this call's place in the order before it runs."""
         slot = Slot(kind, request_key(request), request)
@@ -806,6 +830,9 @@ class Session:
         """Serve ``request`` from the cassette, or run ``perform()`` and record its response."""
         if self.replaying:
             return self.serve(kind, request).response
+        resumed = self.resume(kind, request)
+        if resumed is not None:
+            return resumed
         slot = self.begin(kind, request)
         try:
             response = perform()
@@ -820,6 +847,9 @@ class Session:
     ) -> dict[str, Any]:
         if self.replaying:
             return self.serve(kind, request).response
+        resumed = self.resume(kind, request)
+        if resumed is not None:
+            return resumed
         slot = self.begin(kind, request)
         try:
             response = await perform()
@@ -1100,12 +1130,26 @@ class Session:
             run_stats.drifted += int(drifted)
             for k, v in self._served_by_kind.items():
                 run_stats.served[k] = run_stats.served.get(k, 0) + v
-            for s in self._live_slots():
+            for s in self._live_slots()[self._resumed :]:  # the resumed calls lead: not live
                 run_stats.recorded_calls[s.kind] = run_stats.recorded_calls.get(s.kind, 0) + 1
             run_stats.tokens_saved += self._tokens_saved
             where = str(resolve_path(self.path))  # never raises: a looping path is made absolute
             run_stats.cassettes_used.add(where)
             run_stats.files.setdefault(what, set()).add(where)
+
+
+def _failed_calls(stale: Path, store: Path) -> list[Interaction]:
+    """The leading complete calls of a failed recording (hydrated), for `Session.resume`; none
+    when there is no such file or it cannot be read (the new recording replaces it)."""
+    if not _exists(stale):
+        return []
+    try:
+        held = load_cassette(stale.absolute(), store)
+        calls = [held.hydrated(i) for i in held.interactions]
+    except CassetteError:
+        return []
+    done = [not (isinstance(i.response, dict) and i.response.get("incomplete")) for i in calls]
+    return calls[: done.index(False)] if False in done else calls
 
 
 def _flag(value: str | bool | None, default: str, name: str) -> str:

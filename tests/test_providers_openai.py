@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 import cassette
 from cassette.testing.devserver import DevServer
+from tests.sdk_generations import needs
 
 MODEL = "gpt-4o-mini"
 USER = [{"role": "user", "content": "I was charged twice for order A1001"}]
@@ -157,6 +158,7 @@ async def chat_n(c: Client) -> Any:
 
 
 async def chat_parse(c: Client) -> Any:
+    needs(c.chat.completions, "parse", "openai")
     r = await resolve(c.chat.completions.parse(model=MODEL, messages=USER, response_format=Triage))  # type: ignore[arg-type]
     parsed = r.choices[0].message.parsed
     assert isinstance(parsed, Triage)
@@ -186,6 +188,7 @@ async def chat_stream_tools(c: Client) -> Any:
 
 async def chat_stream_helper(c: Client) -> Any:
     """``chat.completions.stream(...)``: the SDK's accumulating helper, events and final completion."""
+    needs(c.chat.completions, "stream", "openai")
     manager = c.chat.completions.stream(model=MODEL, messages=USER, response_format=Triage)  # type: ignore[arg-type]
     if isinstance(c, AsyncOpenAI):
         async with manager as stream:  # type: ignore[union-attr]
@@ -385,10 +388,15 @@ async def test_miss_is_not_retried_nor_masked(flavour: str, monkeypatch: pytest.
         sleeps.append(args)
         return resolve(None) if flavour == "async" else None
 
-    monkeypatch.setattr(client, "_sleep_for_retry", sleep)
+    monkeypatch.setattr(client, "_sleep_for_retry", sleep, raising=False)  # openai < 1.7x: no such method
     with pytest.raises(cassette.CassetteMiss) as info, cassette.using("c.json", mode="replay") as session:
         await resolve(client.chat.completions.create(model="gpt-4.1", messages=USER))  # type: ignore[arg-type]
     assert not isinstance(info.value, openai.APIConnectionError)
+    if len(session.misses) > 1:
+        # openai before 2.2x retries any exception its HTTP client raises: the miss is met once per
+        # attempt (docs/providers.md says so)
+        assert len(session.misses) == 4 and any(m is info.value for m in session.misses)
+        return
     assert len(session.misses) == 1 and session.misses[0] is info.value
     assert sleeps == []
     assert 'model: "gpt-4.1" != "gpt-4o-mini"' in str(info.value)
@@ -450,7 +458,7 @@ def test_transport_noise_is_not_in_the_key() -> None:
             **BASE,
             user="bob",
             metadata={"run": "2"},
-            prompt_cache_key="cache-7",
+            extra_body={"prompt_cache_key": "cache-7"},  # an argument of its own in openai >= 1.9x
             extra_headers={"Idempotency-Key": "abc", "X-Request-Id": "req_1"},
         )
     assert dump(replayed) == dump(live)
@@ -533,7 +541,9 @@ def test_a_transcription_upload_replays_and_its_file_is_kept_as_a_digest(tmp_pat
 
 
 def test_a_generic_multipart_post_matches_across_boundaries(tmp_path: Path) -> None:
-    import httpx2
+    from cassette.seam.transport import default_lib
+
+    httpx2 = pytest.importorskip(default_lib())  # or httpx, beside an SDK generation built on it
 
     path = tmp_path / "upload.json"
     files = {"attachment": ("notes.txt", b"order A1001 was charged twice", "text/plain")}

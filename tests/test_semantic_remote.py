@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
 from openai import OpenAI
 
 import cassette
+from cassette.errors import SemanticBackendError
 from cassette.plugins import semantic_remote
 from cassette.testing.devserver import DevServer
 
@@ -68,6 +70,13 @@ def test_judge_replays_with_no_api_key_and_no_client(devserver: DevServer) -> No
 
 def test_without_a_key_or_client_recording_says_what_to_set() -> None:
     with pytest.raises(cassette.CassetteError, match="OPENAI_API_KEY"):
+        cassette.semantic_match(ANSWER, "offers a refund", backend="judge")
+
+
+def test_without_the_openai_package_the_judge_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if not installed: `import openai` raises
+    with pytest.raises(SemanticBackendError, match=r"pip install 'cassette\[openai\]'"):
         cassette.semantic_match(ANSWER, "offers a refund", backend="judge")
 
 

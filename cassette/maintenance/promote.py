@@ -445,9 +445,10 @@ def _reissue(http: Any, seq: int, kind: str, request: dict[str, Any]) -> object:
     # an SDK's call to an endpoint that is not a model call is keyed by its path and the SDK's name
     sdk = request.get("sdk")
     headers = {{"x-stainless-lang": "python", "user-agent": f"{{sdk}}/reissued"}} if sdk else {{}}
+    url = request["url"]  # an SDK's call keeps only its path: httpx (not httpx2) needs a host
     response = http.request(
         request["method"],
-        request["url"],
+        url if "://" in url else "http://sdk.invalid" + url,
         params=params,
         json=request.get("json"),
         content=content,

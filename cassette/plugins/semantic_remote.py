@@ -93,7 +93,14 @@ def _get_client() -> Any:
             "(and OPENAI_BASE_URL for a compatible server), or call "
             "cassette.plugins.semantic_remote.set_client(OpenAI(...)). Replaying needs no key."
         )
-    from openai import OpenAI
+    try:
+        from openai import OpenAI  # an optional dependency (cassette[openai]): any generation, 1.x to 3.x
+    except ImportError:
+        raise SemanticBackendError(
+            "the judge and openai-embeddings backends need the openai package (any of 1.x, 2.x, 3.x): "
+            "pip install 'cassette[openai]', or call "
+            "cassette.plugins.semantic_remote.set_client(...) with an OpenAI-compatible client."
+        ) from None
 
     client = cassette.instrument(
         OpenAI(api_key=key or "cassette-replay-needs-no-key", base_url=os.environ.get("OPENAI_BASE_URL"))

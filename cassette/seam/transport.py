@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import importlib
+import importlib.util
 import json
 import operator
 import re
@@ -606,12 +607,19 @@ class _Lib:
 
 
 @cache
-def _lib(name: str) -> _Lib:
-    return _Lib(name)
+def _lib(name: str | None) -> _Lib:
+    return _Lib(name or default_lib())
 
 
-def transport(lib: str = "httpx2", wrapped: Any = None) -> Any:
-    """A sync cassette transport for ``httpx2`` (default) or ``httpx``.
+@cache
+def default_lib() -> str:
+    """``httpx2`` when it is installed, else ``httpx``: what ``lib=None`` means. openai 1.x/2.x and
+    anthropic 0.x are built on httpx alone; beside them, pass ``lib=`` for the SDK you hand it to."""
+    return "httpx2" if importlib.util.find_spec("httpx2") is not None else "httpx"
+
+
+def transport(lib: str | None = None, wrapped: Any = None) -> Any:
+    """A sync cassette transport for ``httpx2`` or ``httpx`` (default: httpx2 if installed, else httpx).
 
     Example::
 
@@ -620,13 +628,15 @@ def transport(lib: str = "httpx2", wrapped: Any = None) -> Any:
     return _lib(lib).Transport(wrapped)
 
 
-def async_transport(lib: str = "httpx2", wrapped: Any = None) -> Any:
+def async_transport(lib: str | None = None, wrapped: Any = None) -> Any:
     """The async twin of `transport`."""
     return _lib(lib).AsyncTransport(wrapped)
 
 
-def http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
+def http_client(lib: str | None = None, **kwargs: Any) -> Any:
     """An ``httpx2.Client`` (or ``httpx.Client``) routed through the seam, for any SDK built on it.
+
+    ``lib``: ``"httpx2"`` or ``"httpx"``; by default httpx2 if it is installed, else httpx.
 
     Keyword arguments are ``Client``'s own (``timeout``, ``verify``, ``proxy``, ``mounts``, …);
     every transport the client ends up with, proxies included, goes through the seam.
@@ -638,7 +648,7 @@ def http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
     return _rerouted(_lib(lib).Client(**kwargs), owner=None)
 
 
-def async_http_client(lib: str = "httpx2", **kwargs: Any) -> Any:
+def async_http_client(lib: str | None = None, **kwargs: Any) -> Any:
     """An ``httpx2.AsyncClient`` (or ``httpx.AsyncClient``) routed through the seam.
 
     Example::

@@ -57,6 +57,7 @@ from cassette.importers import CassetteImportError, ImportReport
 from cassette.maintenance.promote import PromoteReport, promote
 from cassette.review.drift import drift
 from cassette.review.semantic import MatchResult
+from cassette.seam import botocore as _botocore  # noqa: F401  (registers the botocore seam with `instrument`)
 from cassette.seam.api import use, using
 from cassette.seam.netguard import block_network
 from cassette.seam.session import Mode, Session, current_session

@@ -10,6 +10,7 @@ Each module here implements hooks from :mod:`cassette.hookspecs` with
 BUILTIN = [
     "cassette.plugins.providers.anthropic",
     "cassette.plugins.providers.openai",
+    "cassette.plugins.providers.bedrock",
     "cassette.plugins.providers.http",
     "cassette.plugins.redact_default",
     "cassette.plugins.secret_rules",

@@ -592,6 +592,11 @@ class Session:
             self._keys = frozenset(self.cassette.match_keys()) if self.cassette is not None else frozenset()
         return key in self._keys
 
+    def unserved(self, key: str) -> bool:
+        """Replay: whether a recorded call with this match key is still to be served (a recorded retry)."""
+        with self._lock:
+            return key in self._index
+
     def serve(self, kind: str, request: dict[str, Any], *, copy: bool = True) -> Interaction:
         """Replay: the recorded interaction for this normalised request, or raise `CassetteMiss`.
 

@@ -14,7 +14,7 @@ from cassette.config import load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError, CassetteShapeError
 from cassette.maintenance.hygiene import store_for
-from cassette.plugins.manager import tokens_of
+from cassette.plugins.manager import get_plugin_manager, tokens_of
 from cassette.store.cassettes import load_cassette
 
 HELP = "print a cassette as a timeline: seq, kind, model or tool, request and response excerpts, tokens"
@@ -100,8 +100,8 @@ def timeline(path: Path) -> list[dict[str, Any]]:
                     "kind": inter.kind,
                     "what": _what(inter.kind, request),
                     "request": _request_excerpt(inter.kind, request),
-                    "response": _response_excerpt(inter.kind, response),
-                    "tokens": tokens_of(response) if inter.kind != "tool" else 0,
+                    "response": _response_excerpt(inter.kind, response, request),
+                    "tokens": tokens_of(response, request) if inter.kind != "tool" else 0,
                     "incomplete": bool(response.get("incomplete")),
                     "parallel": inter.extra.get("parallel") is True,
                 }
@@ -184,7 +184,7 @@ def _request_excerpt(kind: str, request: dict[str, Any]) -> str:
     return ""
 
 
-def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
+def _response_excerpt(kind: str, response: dict[str, Any], request: dict[str, Any] | None = None) -> str:
     if kind == "tool":
         if "error" in response:
             error = response["error"]
@@ -201,14 +201,40 @@ def _response_excerpt(kind: str, response: dict[str, Any]) -> str:
             message = err.get("message", "") if isinstance(err, dict) else _compact(err or body)
         return f"HTTP {status} {message}".strip()
     if isinstance(body, dict):
-        return _json_answer(body)
-    if isinstance(response.get("events"), list):
+        answer = _json_answer(body)
+        if answer != _compact(body):
+            return answer
+    elif isinstance(response.get("events"), list):
         return _stream_answer(response["events"])
+    told = _plugin_answer(kind, response, request)  # a shape the provider plugin knows (Bedrock's)
+    if told is not None:
+        return told
+    if isinstance(body, dict):
+        return _compact(body)
     if "text" in response:
         return str(response["text"])
     if isinstance(response.get("base64"), str):
         return f"<{len(response['base64']) * 3 // 4} bytes>"
     return ""
+
+
+def _plugin_answer(kind: str, response: dict[str, Any], request: dict[str, Any] | None) -> str | None:
+    """The answer as the call's provider plugin reads it (``cassette_response_output``), or None."""
+    if kind == "tool" or request is None:
+        return None
+    try:
+        output = get_plugin_manager().hook.cassette_response_output(
+            kind=kind, response=response, request=request
+        )
+    except Exception:  # a known shape holding the wrong type: shown as data
+        return None
+    if not isinstance(output, dict):
+        return None
+    calls = [
+        (c.get("name"), c.get("arguments")) for c in output.get("tool_calls") or () if isinstance(c, dict)
+    ]
+    text = output.get("text") if isinstance(output.get("text"), str) else ""
+    return " ".join(x for x in (text, "tool calls: " + _calls(calls) if calls else "") if x)
 
 
 def _calls(calls: list[tuple[Any, Any]]) -> str:

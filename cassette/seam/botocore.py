@@ -116,6 +116,7 @@ def _before_parse(response_dict: dict[str, Any], operation_model: Any, **_: Any)
     headers = _kept_headers(response_dict["headers"])
     body = response_dict["body"]
     if isinstance(body, bytes | bytearray):
+        body = bytes(body)
         content_type = str(headers.get("content-type", ""))
         slot.finish_later(
             lambda: {"status": status, "headers": headers, **transport.body_record(content_type, body)}
@@ -304,6 +305,9 @@ class _StreamRecorder:
         except eventstream.EventStreamError:  # not the format: the rest is kept as it came
             frames, self.splitter.buffer = [self.splitter.buffer], b""
         self.events.extend(map(_event_record, frames))
+        if frames and self.events[-1].get("headers", {}).get(":message-type") == "exception":
+            self.complete = True  # the service ends a stream with it (the SDK raises, and stops reading)
+            self.close()
 
     def snapshot(self) -> dict[str, Any]:
         record: dict[str, Any] = {**self.head, "event_stream": list(self.events)}

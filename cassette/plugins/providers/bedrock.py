@@ -205,7 +205,8 @@ def _stream_output(events: list[tuple[str, Any]]) -> dict[str, Any]:
     ended = False
     for name, data in events:
         data = data if isinstance(data, dict) else {}
-        index = data.get("contentBlockIndex") if type(data.get("contentBlockIndex")) is int else 0
+        at = data.get("contentBlockIndex")
+        index = at if type(at) is int else 0
         if name == "contentBlockStart":
             use = (data.get("start") or {}).get("toolUse") or {}
             blocks[index] = {"toolUse": {"name": use.get("name", ""), "input": ""}}

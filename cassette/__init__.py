@@ -59,6 +59,7 @@ from cassette.review.drift import drift
 from cassette.review.semantic import MatchResult
 from cassette.seam import botocore as _botocore  # noqa: F401  (registers the botocore seam with `instrument`)
 from cassette.seam.api import use, using
+from cassette.seam.mcp import mcp_transport
 from cassette.seam.netguard import block_network
 from cassette.seam.session import Mode, Session, current_session
 from cassette.seam.tools import ValueCodec, tool
@@ -120,6 +121,7 @@ __all__ = [
     "http_client",
     "instrument",
     "load_cassette",
+    "mcp_transport",
     "promote",
     "semantic_drift",
     "semantic_match",

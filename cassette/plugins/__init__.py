@@ -11,6 +11,7 @@ BUILTIN = [
     "cassette.plugins.providers.anthropic",
     "cassette.plugins.providers.openai",
     "cassette.plugins.providers.bedrock",
+    "cassette.plugins.providers.mcp",
     "cassette.plugins.providers.http",
     "cassette.plugins.redact_default",
     "cassette.plugins.secret_rules",

@@ -8,12 +8,13 @@ fall back to the only active session of the process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import gc
 import os
 import threading
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -183,6 +184,26 @@ def routing() -> bool:
     while slot is not None and (slot.done or slot.cancelled):
         slot = slot.outer
     return slot is not None
+
+
+@contextlib.contextmanager
+def seam_connections() -> Iterator[None]:
+    """Connections made in this block (and in tasks started in it) are the seam's own: a transport
+    whose traffic the seam records above the socket (an MCP server's) is not an unrouted client.
+
+    Example::
+
+        with seam_connections():
+            streams = await stack.enter_async_context(transport)
+    """
+    token = _seam_call.set(Slot("tool", "", {}))  # never finished: in flight for the whole block
+    try:
+        yield
+    finally:
+        try:
+            _seam_call.reset(token)
+        except ValueError:  # ended in another context
+            _seam_call.set(None)
 
 
 def replaying_session() -> Session | None:

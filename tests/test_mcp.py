@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 pytest.importorskip("mcp")
-from mcp import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
-import cassette  # noqa: E402
-from cassette.cli.show import timeline  # noqa: E402
-from cassette.maintenance.verify import verify_paths  # noqa: E402
-from cassette.seam.mcp import tool_request  # noqa: E402
+import cassette
+from cassette.cli.show import timeline
+from cassette.maintenance.verify import verify_paths
+from cassette.seam.mcp import tool_request
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 

@@ -923,9 +923,10 @@ def test_gemini_sse_binary_downloads_and_other_http_stay_http() -> None:
         version: 1
         """
     )
-    assert report.kinds == {"http": 3}
+    assert report.kinds == {"http": 2, "llm": 1}  # the Bedrock provider knows Converse
     recorded = cassette.load_cassette("imported.json")
     assert len(recorded.hydrate(recorded.interactions[0].response)["events"]) == 1
+    assert recorded.interactions[2].request["model"] == "anthropic.claude-v2:0"
     with _replaying():
         client = cassette.http_client()
         sse = client.post(

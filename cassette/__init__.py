@@ -74,6 +74,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time th
     from cassette.review.drift import drift
     from cassette.review.semantic import MatchResult
     from cassette.seam.api import use, using
+    from cassette.seam.mcp import mcp_transport
     from cassette.seam.netguard import block_network
     from cassette.seam.session import Mode, Session, current_session
     from cassette.seam.tools import ValueCodec, tool
@@ -104,8 +105,9 @@ _LAZY: dict[str, str] = {
     "get_plugin_manager": "cassette.plugins.manager",
     "hookimpl": "cassette.hookspecs",
     "http_client": "cassette.seam.transport",
-    "instrument": "cassette.seam.transport",
+    "instrument": "cassette.seam.botocore",  # registers the botocore seam with instrument, then gives it
     "load_cassette": "cassette.store.cassettes",
+    "mcp_transport": "cassette.seam.mcp",
     "promote": "cassette.maintenance.promote",
     "tool": "cassette.seam.tools",
     "trace": "cassette.seam.trace",
@@ -179,6 +181,7 @@ __all__ = [
     "http_client",
     "instrument",
     "load_cassette",
+    "mcp_transport",
     "promote",
     "semantic_drift",
     "semantic_match",

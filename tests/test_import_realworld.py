@@ -923,9 +923,13 @@ def test_gemini_sse_binary_downloads_and_other_http_stay_http() -> None:
         version: 1
         """
     )
-    assert report.kinds == {"llm": 1, "http": 2}  # the Gemini call is the gemini provider's, keyed by model
+    assert report.kinds == {
+        "llm": 2,
+        "http": 1,
+    }  # the Gemini and the Bedrock Converse calls are their providers'
     recorded = cassette.load_cassette("imported.json")
     assert len(recorded.hydrate(recorded.interactions[0].response)["events"]) == 1
+    assert recorded.interactions[2].request["model"] == "anthropic.claude-v2:0"
     with _replaying():
         client = cassette.http_client()
         sse = client.post(

@@ -34,6 +34,7 @@ from cassette.errors import (
     TamperedBlobError,
     UnimportedTypeError,
 )
+from cassette.seam import botocore as botocore_seam
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, BlobStore, default_store_for, git_blob_id
 from cassette.store.files import not_regular_reason, read_regular
 from cassette.store.manifest import duplicate_key, duplicate_key_error, parse_manifest
@@ -230,6 +231,8 @@ def replay_problem(response: Any) -> str | None:
 
     if not isinstance(response, dict):
         return f"the response is a {type(response).__name__}, not an object"
+    if "event_stream" in response:  # an AWS event stream, replayed by the botocore seam
+        return botocore_seam.replay_problem(response)
     try:
         _, headers, _, _ = replay_parts(response)
         _headers_class()(headers)  # header names and values must encode as the HTTP library sends them

@@ -8,12 +8,13 @@ fall back to the only active session of the process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import gc
 import os
 import threading
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -196,6 +197,26 @@ def store_for(path: Path, config: Config) -> Path:
     if config.store or _is_within(path, config.cassette_root()):
         return config.store_path()
     return default_store_for(path)
+
+
+@contextlib.contextmanager
+def seam_connections() -> Iterator[None]:
+    """Connections made in this block (and in tasks started in it) are the seam's own: a transport
+    whose traffic the seam records above the socket (an MCP server's) is not an unrouted client.
+
+    Example::
+
+        with seam_connections():
+            streams = await stack.enter_async_context(transport)
+    """
+    token = _seam_call.set(Slot("tool", "", {}))  # never finished: in flight for the whole block
+    try:
+        yield
+    finally:
+        try:
+            _seam_call.reset(token)
+        except ValueError:  # ended in another context
+            _seam_call.set(None)
 
 
 def replaying_session() -> Session | None:
@@ -610,6 +631,11 @@ class Session:
         if self._keys is None:
             self._keys = frozenset(self.cassette.match_keys()) if self.cassette is not None else frozenset()
         return key in self._keys
+
+    def unserved(self, key: str) -> bool:
+        """Replay: whether a recorded call with this match key is still to be served (a recorded retry)."""
+        with self._lock:
+            return key in self._index
 
     def serve(self, kind: str, request: dict[str, Any], *, copy: bool = True) -> Interaction:
         """Replay: the recorded interaction for this normalised request, or raise `CassetteMiss`.

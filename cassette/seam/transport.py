@@ -757,16 +757,36 @@ def _rerouted(http: Any, owner: Any) -> Any:
     )
 
 
+# SDK seams that are not an httpx transport (botocore's event handlers, `cassette.seam.botocore`):
+# (whether a client is theirs, how to route it), each registered by its own module
+_instrumenters: list[tuple[Callable[[Any], bool], Callable[[Any], Any]]] = []
+
+
+def register_instrumenter(claims: Callable[[Any], bool], route: Callable[[Any], Any]) -> None:
+    """Let `instrument` route the clients ``claims(client)`` accepts with ``route(client)``.
+
+    Example::
+
+        register_instrumenter(is_client, instrument_client)  # cassette.seam.botocore
+    """
+    _instrumenters.append((claims, route))
+
+
 def instrument(client: Any) -> Any:
     """A copy of an SDK client (any built on httpx or httpx2) routed through the seam.
 
     The caller's client is left untouched; with no active cassette the copy
-    behaves exactly like the original. Plain httpx/httpx2 clients work too.
+    behaves exactly like the original. Plain httpx/httpx2 clients work too. A
+    botocore (boto3) client is routed by handlers on its own event system, registered
+    on the client passed, which is returned (see `cassette.seam.botocore`).
 
     Example::
 
         client = cassette.instrument(SomeSDK())
     """
+    for claims, route in _instrumenters:
+        if claims(client):
+            return route(client)
     if _lib_of(client) is not None:
         return _rerouted(client, owner=client)
     http = sdk_http_client(client)

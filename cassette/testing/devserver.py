@@ -17,7 +17,8 @@ Endpoints: ``POST /v1/chat/completions``, ``POST /v1/responses``,
 ``POST /v1/embeddings``, ``POST /v1/audio/transcriptions`` (multipart upload),
 ``GET /v1/models``, ``POST /v1/messages``,
 ``POST /v1/messages/count_tokens``; Gemini's ``…/models/{m}:generateContent`` and its
-other methods (`cassette.testing.gemini`).
+other methods (`cassette.testing.gemini`); Amazon Bedrock's ``POST /model/{id}/converse`` and
+``/converse-stream`` (``cassette.testing.bedrock``).
 
 How answers are chosen (deterministic given the seed):
 
@@ -77,7 +78,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, NamedTuple
 
-from cassette.testing import gemini
+from cassette.testing import bedrock, gemini
 
 __all__ = ["RULES", "DevServer", "RecordedRequest", "Rule", "main"]
 
@@ -1184,6 +1185,9 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0]
         headers = {k.lower(): v for k, v in self.headers.items()}
+        if path.startswith("/model/"):  # Amazon Bedrock Runtime (boto3), in cassette.testing.bedrock
+            self._send_bedrock(*self.server.devserver._bedrock(method, path, raw))
+            return
         body: Any
         if headers.get("content-type", "").startswith("multipart/form-data"):
             body = _form(headers["content-type"], raw)
@@ -1216,6 +1220,25 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             for event in events:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _send_bedrock(self, status: int, headers: JSON, body: bytes | list[bytes]) -> None:
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        if isinstance(body, bytes):
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        try:
+            for message in body:  # one event-stream message per HTTP chunk
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(message), message))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
@@ -1367,6 +1390,19 @@ class DevServer:
             extra["x-should-retry"] = "false"
             failure = _ApiError(500, f"cassette devserver could not answer this request: {exc!r}")
             return 500, _error_body(failure, anthropic, request_id), None, extra
+
+    def _bedrock(self, method: str, path: str, raw: bytes) -> tuple[int, JSON, bytes | list[bytes]]:
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        digest = hashlib.sha256(f"{method} {path}\n".encode() + raw).hexdigest()
+        with self._lock:
+            self.requests.append(RecordedRequest(method, path, body))
+            occurrence = self._seen[digest]
+            self._seen[digest] += 1
+        dice = _Dice(random.Random(f"{self.seed}:{digest}:{occurrence}"), self.seeded)
+        return bedrock.respond(path, raw, lambda anthropic: _messages(anthropic, dice)[0], dice.hex(8))
 
     def _raise_requested_error(
         self, body: JSON, headers: dict[str, str], anthropic: bool, occurrence: int

@@ -10,5 +10,7 @@ PROVIDERS = [
     "cassette.plugins.providers.gemini",
     "cassette.plugins.providers.anthropic",
     "cassette.plugins.providers.openai",
+    "cassette.plugins.providers.bedrock",
+    "cassette.plugins.providers.mcp",
     "cassette.plugins.providers.http",
 ]

@@ -220,6 +220,9 @@ if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name
         if module is None:
             raise AttributeError(f"module 'cassette' has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
+        if module.startswith("cassette.seam."):
+            # a session may rerecord: drift registers the comparison it reports (session.set_rerecord_review)
+            importlib.import_module("cassette.review.drift")
         globals()[name] = value
         return value
 

@@ -217,3 +217,7 @@ class DuplicateKeyError(CorruptCassetteError):
 
 class UnroutedClientError(CassetteError):
     """While recording, an HTTP client connected out without passing through the cassette seam."""
+
+
+class EventStreamError(CassetteShapeError, ValueError):
+    """Bytes that are not an AWS event-stream message (a bad length or CRC)."""

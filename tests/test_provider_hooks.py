@@ -190,6 +190,7 @@ _MAY_NAME = (
     "importers/",
     "plugins/semantic_remote.py",
     "plugins/semantic_embeddings.py",
+    "frameworks.py",  # the helpers issue 25 asks for: one per framework, each naming the SDK it takes
 )
 # ... and one docstring: the package's own (`help(cassette)`), whose example is a user's first
 # look at cassette, with a real SDK client as in the README.

@@ -223,10 +223,16 @@ def _response_excerpt(kind: str, response: dict[str, Any], request: dict[str, An
     events = response.get("events")
     if isinstance(events, list):
         try:
-            answer = _answer(_output(kind, response, request), with_arguments=False)
+            answer = _answer(_output(kind, response, request), with_arguments=True)
         except (TypeError, AttributeError, ValueError, KeyError, RecursionError):
             answer = None  # a stream is shown as far as it reads
         return answer or f"<stream of {len(events)} events>"
+    try:  # another shape its provider plugin knows (an AWS event stream)
+        answer = _answer(_output(kind, response, request), with_arguments=True)
+    except (TypeError, AttributeError, ValueError, KeyError, RecursionError):
+        answer = None
+    if answer:
+        return answer
     if "text" in response:
         return str(response["text"])
     if isinstance(response.get("base64"), str):

@@ -27,6 +27,8 @@ import uuid
 import zlib
 from typing import Any
 
+from cassette.errors import EventStreamError
+
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
 _PRELUDE = 12  # total length, headers length, prelude CRC
 _MIN = 16  # a message with no headers and no payload
@@ -41,10 +43,6 @@ _FIXED = {
     8: ("timestamp", ">q"),
 }
 _NAMES = {name: (code, fmt) for code, (name, fmt) in _FIXED.items()}
-
-
-class EventStreamError(ValueError):
-    """Bytes that are not an event-stream message (a bad length or CRC)."""
 
 
 class Typed(dict[str, Any]):

@@ -50,6 +50,7 @@ from cassette.pytest_plugin.state import (
     note_misses,
 )
 from cassette.pytest_plugin.summary import check_orphans, summary_lines, write_summary
+from cassette.review import drift as _registers_rerecord_drift  # noqa: F401  (session.set_rerecord_review)
 from cassette.seam.netguard import take_blocked
 from cassette.seam.session import Session, run_stats
 

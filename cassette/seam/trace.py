@@ -373,6 +373,8 @@ class TraceSession(Session):
         self._counter = itertools.count()
         self._lock = threading.Lock()
         self._in_flight = {}
+        self._resume = []  # a trace answers nothing from an earlier run: every call goes live
+        self._resumed = 0
 
     def begin(self, kind: str, request: dict[str, Any]) -> Slot:
         sink = self.trace.sink

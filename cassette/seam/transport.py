@@ -613,8 +613,8 @@ def _lib(name: str | None) -> _Lib:
 
 @cache
 def default_lib() -> str:
-    """``httpx2`` when it is installed, else ``httpx``: what ``lib=None`` means. openai 1.x/2.x and
-    anthropic 0.x are built on httpx alone; beside them, pass ``lib=`` for the SDK you hand it to."""
+    """``httpx2`` when it is installed, else ``httpx``: what ``lib=None`` means. SDKs of an older
+    generation are built on httpx alone; beside them, pass ``lib=`` for the SDK you hand it to."""
     return "httpx2" if importlib.util.find_spec("httpx2") is not None else "httpx"
 
 

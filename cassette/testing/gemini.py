@@ -26,9 +26,8 @@ import json
 import re
 from typing import Any
 
-# the devserver's rule table and answer composer, shared by every provider it speaks (it imports
-# this module for its routing: each module reads the other's names only when a request arrives)
-from cassette.testing import devserver as dev
+# the rule table and answer composer the devserver shares with every provider it speaks
+from cassette.testing import answers as dev
 
 JSON = dict[str, Any]
 

@@ -216,4 +216,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(STATE, None)
     if state is None or hasattr(config, "workerinput"):
         return
+    collect_outside(state)  # again: a library's background thread may have been blocked meanwhile
     write_summary(terminalreporter, config, state)

@@ -150,6 +150,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 def _check(event: str, args: tuple[Any, ...]) -> None:
     policy, what, owner = _active_policy()
+    run_wide = policy is not None and policy is _run_policy  # now: the run's guard may be replaced meanwhile
     if policy is None:
         if _watching and event == "socket.connect":
             _observe(args, sys._getframe(2))
@@ -167,7 +168,7 @@ def _check(event: str, args: tuple[Any, ...]) -> None:
         owner.blocked.append(error)
     elif what is not None:  # the run's guard: kept so the test fails even if the error is swallowed
         with _lock:
-            (_outside if policy is _run_policy else _blocked).append(error)
+            (_outside if run_wide else _blocked).append(error)
     raise error
 
 

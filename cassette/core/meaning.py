@@ -324,6 +324,25 @@ def analyse(text: str) -> Analysis:
     numbers: dict[str, str] = {}
     names: dict[str, str] = {}
     core: set[str] = set()
+    _read_clauses(text, order, surface, positive, negated, numbers, names, core)
+    return Analysis(
+        tuple(order), surface, frozenset(positive), negated, numbers, names, frozenset(core), _sides(text), {}
+    )
+
+
+def _read_clauses(
+    text: str,
+    order: list[str],
+    surface: dict[str, str],
+    positive: set[str],
+    negated: dict[str, str],
+    numbers: dict[str, str],
+    names: dict[str, str],
+    core: set[str],
+) -> None:
+    """Read ``text`` clause by clause for `analyse`, filling its collections (see `Analysis`):
+    each content word in order and as written, whether it is said positively, the negation that
+    reaches it, the numbers and date names, and the words each negation governs first."""
     # Content words of the current clause not under a negation, positive when the clause ends (and
     # negated too if a verbal cue follows them in the clause).
     pending: list[tuple[str, str]] = []
@@ -363,16 +382,14 @@ def analyse(text: str) -> Analysis:
                 surface[word] = tok
                 order.append(word)
             if word in _DENYING:
-                for subject, written in pending:
-                    negated.setdefault(subject, f"{written} … {tok}")
+                _deny(pending, negated, tok)
             if cue is not None:
                 if reach == _SCOPE:  # the first word the cue governs: it is what the negation is about
                     core.add(word)
                     if not cue_phrase:
                         # A verbal cue may deny its clause's subject ("accidental damage is not covered")
                         # or not ("the subscription will not renew"): the subject counts as both.
-                        for subject, written in pending:
-                            negated.setdefault(subject, f"{written} … {cue}")
+                        _deny(pending, negated, cue)
                 if word not in negated:
                     negated[word] = f"{cue} {tok}" if was_adjacent else f"{cue} … {tok}"
                 reach -= 1
@@ -392,9 +409,13 @@ def analyse(text: str) -> Analysis:
             positive.update(w for w, _ in pending)  # no subject reaches back past a clause boundary
             pending.clear()
     positive.update(w for w, _ in pending)
-    return Analysis(
-        tuple(order), surface, frozenset(positive), negated, numbers, names, frozenset(core), _sides(text), {}
-    )
+
+
+def _deny(pending: list[tuple[str, str]], negated: dict[str, str], by: str) -> None:
+    """Count each content word of the clause so far (``pending``: stem, as written) as negated by
+    the word ``by`` that follows it ("payment … failed"), unless an earlier negation reached it."""
+    for subject, written in pending:
+        negated.setdefault(subject, f"{written} … {by}")
 
 
 def _find(s: str, act: Analysis) -> str | None:

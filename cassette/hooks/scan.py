@@ -195,7 +195,7 @@ def scan_staged(
             print(reported)  # tests/cassettes/triage.json:14: <rule id> at …: <key prefix>…Xy12 (…)
     """
     from cassette.config import load_config
-    from cassette.git.snapshot import blob_path_id, open_repo
+    from cassette.git.snapshot import open_repo
 
     repo = open_repo(start)
     root = Path(repo.path)
@@ -224,6 +224,17 @@ def scan_staged(
     files = staged_files(repo) if not all_files and wanted is None else tracked_files(repo, wanted)
     targets = [f for f in files if _in_scope(f.path, dirs, every_type or wanted is not None)]
     store_dir = dirs[-1] if len(dirs) == 2 else None
+    out = _scan_targets(repo, run, targets, store_dir)
+    if cache is not None:
+        cache.save()
+    return out
+
+
+def _scan_targets(repo: Any, run: _Run, targets: list[StagedFile], store_dir: str | None) -> list[Reported]:
+    """What `scan_staged` reports for ``targets``: the staged recordings awaiting review, then each
+    file's findings, one in a blob payload naming the cassette and JSON path that reference it."""
+    from cassette.git.snapshot import blob_path_id
+
     # Staged bytes are read only on a cache miss; the manifests are read (or kept from the scan)
     # to name the cassette and path of a finding in a payload, only once a payload has one.
     manifests: dict[str, bytes] = {}
@@ -258,8 +269,6 @@ def scan_staged(
                     f"{where}.{inner}" if inner and not inner.startswith("[") else f"{where}{inner or ''}"
                 )
                 out.append(Reported(finding, manifest, joined))
-    if cache is not None:
-        cache.save()
     return out
 
 

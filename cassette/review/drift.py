@@ -725,6 +725,8 @@ def _modified(
     backend: str | None,
     echoes: dict[str, str] | None = None,
 ) -> DriftItem | None:
+    """The drift between ``a`` (of ``old``) and ``b`` (of ``new``), paired as the same call, or
+    None when no field of its request or its response differs."""
     req_a, err_a = _hydrated(old, a.request)
     req_b, err_b = _hydrated(new, b.request)
     res_a, err_c = _hydrated(old, a.response)
@@ -752,6 +754,52 @@ def _modified(
     request_fields = [p for p, _, _ in changes]
     if not request_fields and res_a == res_b:
         return None
+    judged = _response_drift(a, b, req_a, req_b, res_a, res_b, backend, echoes)
+    if judged is None:
+        if not request_fields:
+            return None
+        judged = _Verdict("volatile-only", ""), []
+    verdict, response_fields = judged
+    sides = _tool_sides(b.kind, request_fields, verdict.category)
+    if request_fields:
+        category, fields = "request", request_fields + response_fields
+        reason = _request_reason(request_fields, verdict)
+        request_changes = format_diff(changes, REQUEST_CHANGES_SHOWN, sep=" → ")
+    else:
+        category, fields, reason, request_changes = verdict.category, response_fields, verdict.reason, []
+    return DriftItem(
+        b.seq,
+        b.kind,
+        "modified",
+        category,
+        fields,
+        a,
+        b,
+        verdict.category,
+        verdict.score,
+        reason,
+        verdict.excerpt,
+        label,
+        a.seq,
+        tokens,
+        sides,
+        request_changes=request_changes,
+    )
+
+
+def _response_drift(
+    a: Interaction,
+    b: Interaction,
+    req_a: Any,
+    req_b: Any,
+    res_a: Any,
+    res_b: Any,
+    backend: str | None,
+    echoes: dict[str, str] | None,
+) -> tuple[_Verdict, list[str]] | None:
+    """How the (hydrated) response ``res_b`` differs from ``res_a``: the verdict on their outputs
+    and the response fields that differ, volatile ones left out unless only they changed; None
+    when the outputs agree and no field differs. Learns the pair's ``echoes`` (`_learn_echoes`)."""
     volatile = volatile_fields(b.kind) if b.kind != "tool" else frozenset()
     out_a = extract(a.kind, res_a, volatile=volatile, request=req_a if isinstance(req_a, dict) else None)
     out_b = extract(b.kind, res_b, volatile=volatile, request=req_b if isinstance(req_b, dict) else None)
@@ -760,56 +808,22 @@ def _modified(
     verdict = compare_outputs(out_a, out_b, backend=backend)
     if verdict is None:
         changed = [p for p, _, _ in field_diff(res_b, res_a)]
-        if not changed and not request_fields:
+        if not changed:
             return None
         shown = ", ".join(changed[:5]) + (" …" if len(changed) > 5 else "")
-        verdict = _Verdict("volatile-only", f"only volatile fields changed ({shown})" if changed else "")
-        response_fields = changed
-    else:
-        stripped = field_diff(_strip(res_b, volatile), _strip(res_a, volatile))
-        response_fields = [p for p, _, _ in stripped if not p.startswith("headers.")]
-    sides = _tool_sides(b.kind, request_fields, verdict.category)
-    if request_fields:
-        shown = ", ".join(p or "(empty request)" for p in request_fields[:4])
-        shown += " …" if len(request_fields) > 4 else ""
-        reason = f"request differs in {shown}; output {verdict.category}"
-        if verdict.reason and verdict.category != "volatile-only":
-            reason += f": {verdict.reason}"
-        return DriftItem(
-            b.seq,
-            b.kind,
-            "modified",
-            "request",
-            request_fields + response_fields,
-            a,
-            b,
-            verdict.category,
-            verdict.score,
-            reason,
-            verdict.excerpt,
-            label,
-            a.seq,
-            tokens,
-            sides,
-            request_changes=format_diff(changes, REQUEST_CHANGES_SHOWN, sep=" → "),
-        )
-    return DriftItem(
-        b.seq,
-        b.kind,
-        "modified",
-        verdict.category,
-        response_fields,
-        a,
-        b,
-        verdict.category,
-        verdict.score,
-        verdict.reason,
-        verdict.excerpt,
-        label,
-        a.seq,
-        tokens,
-        sides,
-    )
+        return _Verdict("volatile-only", f"only volatile fields changed ({shown})"), changed
+    stripped = field_diff(_strip(res_b, volatile), _strip(res_a, volatile))
+    return verdict, [p for p, _, _ in stripped if not p.startswith("headers.")]
+
+
+def _request_reason(request_fields: list[str], verdict: _Verdict) -> str:
+    """The reason shown for a call whose request changed: the fields, then the output's verdict."""
+    shown = ", ".join(p or "(empty request)" for p in request_fields[:4])
+    shown += " …" if len(request_fields) > 4 else ""
+    reason = f"request differs in {shown}; output {verdict.category}"
+    if verdict.reason and verdict.category != "volatile-only":
+        reason += f": {verdict.reason}"
+    return reason
 
 
 def _tool_sides(kind: str, request_fields: list[str], output_category: str) -> tuple[str, ...]:

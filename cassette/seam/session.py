@@ -419,12 +419,19 @@ class Session:
         network_guard: bool | None = None,
     ) -> None:
         self.config = config or load_config()
+        options = _resolve_options(
+            self.config,
+            path,
+            mode,
+            store=store,
+            check_order=check_order,
+            unused=unused,
+            blob_threshold=blob_threshold,
+            compress=compress,
+            network_guard=network_guard,
+        )
         # replay: True blocks connections from this block's context itself; False lets them through
         # (the pytest run's guard too); None leaves it to the run's guard, if one is set
-        if network_guard is not None and not isinstance(network_guard, bool):
-            raise CassetteConfigError(
-                f"network_guard must be True, False or None, got {network_guard!r:.80}."
-            )
         self.network_guard = network_guard
         self.guard: netguard.NetworkPolicy | None = None  # replay: this block's own policy, while it runs
         self.watch_policy: netguard.NetworkPolicy | None = None  # recording: the hosts not counted
@@ -435,37 +442,14 @@ class Session:
         self.shared = shared
         self._prior: list[Interaction] = []
         self._insert_at: int | None = None  # where in _prior this test's calls were (None: at the end)
-        if "\x00" in str(path):
-            raise CassetteConfigError(
-                f"the cassette path {str(path)!r:.120} holds a NUL byte, which no file name can. "
-                "Fix the path."
-            )
-        # relative to the project root (the pyproject.toml's directory, as cassette_dir is), resolved
-        # once: `cd tests && pytest` finds what `pytest` from the root wrote, and an agent that
-        # changes directory inside the block does not move where the cassette is read and written
-        root = self.config.root if self.config.source is not None else Path.cwd()  # no project: here
-        self.path = (root / path).absolute()
-        self.requested_mode = resolve_mode(mode, self.config)
-        if store is not None:
-            if not isinstance(store, str | os.PathLike) or "\x00" in str(store) or not str(store).strip():
-                raise CassetteConfigError(f"store must be a directory path, got {store!r:.80}.")
-            self.store = Path(store).absolute()
-        else:
-            self.store = store_for(self.path, self.config)
-        self.check_order = _flag(check_order, self.config.check_order, "check_order")
-        self.unused_policy = _flag(unused, self.config.unused, "unused")
-        if blob_threshold is not None and (
-            isinstance(blob_threshold, bool) or not isinstance(blob_threshold, int) or blob_threshold < 0
-        ):
-            raise CassetteConfigError(
-                f"blob_threshold must be a non-negative number of bytes, got {blob_threshold!r}."
-            )
-        self.blob_threshold = self.config.blob_threshold if blob_threshold is None else blob_threshold
-        if compress is not None and not isinstance(compress, bool):
-            raise CassetteConfigError(f"compress must be True or False, got {compress!r:.80}.")
-        self.compress = self.config.compress if compress is None else compress
-        # neither the caller nor the config said: a re-recorded cassette keeps the form it has
-        self.compress_set = compress is not None or "compress" in self.config.keys
+        self.path = options.path
+        self.requested_mode = options.requested_mode
+        self.store = options.store
+        self.check_order = options.check_order
+        self.unused_policy = options.unused_policy
+        self.blob_threshold = options.blob_threshold
+        self.compress = options.compress
+        self.compress_set = options.compress_set
         self.mode: Mode = self.requested_mode  # auto is resolved on start
         self.cassette: Cassette | None = None
         self.committed: Cassette | None = None
@@ -1176,6 +1160,75 @@ def _failed_calls(stale: Path, store: Path) -> list[Interaction]:
         return []
     done = [not (isinstance(i.response, dict) and i.response.get("incomplete")) for i in calls]
     return calls[: done.index(False)] if False in done else calls
+
+
+@dataclass(frozen=True)
+class _Options:
+    """A `Session`'s arguments, checked and resolved against the project's config."""
+
+    path: Path  # absolute
+    requested_mode: Mode
+    store: Path  # absolute
+    check_order: str  # "warn" | "error" | "off"
+    unused_policy: str  # "warn" | "error" | "off"
+    blob_threshold: int
+    compress: bool
+    # neither the caller nor the config said: a re-recorded cassette keeps the form it has
+    compress_set: bool
+
+
+def _resolve_options(
+    config: Config,
+    path: str | Path,
+    mode: str | Mode | None,
+    *,
+    store: str | Path | None,
+    check_order: str | bool | None,
+    unused: str | None,
+    blob_threshold: int | None,
+    compress: bool | None,
+    network_guard: bool | None,
+) -> _Options:
+    """`Session`'s arguments checked in order (the first bad one raises `CassetteConfigError`, or
+    `UnknownModeError` for the mode), each left unset taken from ``config``."""
+    if network_guard is not None and not isinstance(network_guard, bool):
+        raise CassetteConfigError(f"network_guard must be True, False or None, got {network_guard!r:.80}.")
+    if "\x00" in str(path):
+        raise CassetteConfigError(
+            f"the cassette path {str(path)!r:.120} holds a NUL byte, which no file name can. Fix the path."
+        )
+    # relative to the project root (the pyproject.toml's directory, as cassette_dir is), resolved
+    # once: `cd tests && pytest` finds what `pytest` from the root wrote, and an agent that
+    # changes directory inside the block does not move where the cassette is read and written
+    root = config.root if config.source is not None else Path.cwd()  # no project: here
+    absolute = (root / path).absolute()
+    requested_mode = resolve_mode(mode, config)
+    if store is not None:
+        if not isinstance(store, str | os.PathLike) or "\x00" in str(store) or not str(store).strip():
+            raise CassetteConfigError(f"store must be a directory path, got {store!r:.80}.")
+        store_dir = Path(store).absolute()
+    else:
+        store_dir = store_for(absolute, config)
+    check = _flag(check_order, config.check_order, "check_order")
+    unused_policy = _flag(unused, config.unused, "unused")
+    if blob_threshold is not None and (
+        isinstance(blob_threshold, bool) or not isinstance(blob_threshold, int) or blob_threshold < 0
+    ):
+        raise CassetteConfigError(
+            f"blob_threshold must be a non-negative number of bytes, got {blob_threshold!r}."
+        )
+    if compress is not None and not isinstance(compress, bool):
+        raise CassetteConfigError(f"compress must be True or False, got {compress!r:.80}.")
+    return _Options(
+        path=absolute,
+        requested_mode=requested_mode,
+        store=store_dir,
+        check_order=check,
+        unused_policy=unused_policy,
+        blob_threshold=config.blob_threshold if blob_threshold is None else blob_threshold,
+        compress=config.compress if compress is None else compress,
+        compress_set=compress is not None or "compress" in config.keys,
+    )
 
 
 def _flag(value: str | bool | None, default: str, name: str) -> str:

@@ -1238,42 +1238,58 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
     except (TypeError, ValueError):
         signature = None
 
+    if inspect.iscoroutinefunction(fn):
+        return _async_tool_wrapper(fn, tool_name, signature)
+    return _tool_wrapper(fn, tool_name, signature)
+
+
+def _replayed(response: dict[str, Any], tool_name: str, path: Any) -> Any:
+    """What a replayed call of ``tool_name`` returns: the recorded result, or its error raised."""
+    result, error = replay_outcome(response, tool_name, path)
+    if error is not None:
+        raise error
+    return result
+
+
+def _async_tool_wrapper(
+    fn: Callable[..., Any], tool_name: str, signature: inspect.Signature | None
+) -> Callable[..., Any]:
+    """`tool` for a coroutine function: each call awaited through the active session's seam."""
     from cassette.seam.session import seam_session  # the session imports this module's callers
 
-    def _replayed(response: dict[str, Any], path: Any) -> Any:
-        result, error = replay_outcome(response, tool_name, path)
-        if error is not None:
-            raise error
-        return result
+    @functools.wraps(fn)
+    async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+        session = seam_session()
+        if session is None:
+            return await fn(*args, **kwargs)
+        current, passed = _requests(tool_name, signature, args, kwargs)
+        request = _replay_form(session, normalize(current, "tool"), tool_name, passed, signature)
+        outcome: list[Any] = []
 
-    if inspect.iscoroutinefunction(fn):
+        async def perform() -> dict[str, Any]:
+            try:
+                result = await fn(*args, **kwargs)
+            except Exception as exc:
+                outcome.append(exc)
+                return _failed(exc, tool_name)
+            outcome.append(result)
+            return {"result": _encode(result, False, tool_name, "its result")}
 
-        @functools.wraps(fn)
-        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            session = seam_session()
-            if session is None:
-                return await fn(*args, **kwargs)
-            current, passed = _requests(tool_name, signature, args, kwargs)
-            request = _replay_form(session, normalize(current, "tool"), tool_name, passed, signature)
-            outcome: list[Any] = []
+        response = await session.acall("tool", request, perform)
+        if outcome:  # recorded live: hand back the real object, or re-raise the real exception
+            if isinstance(outcome[0], Exception) and "error" in response:
+                raise outcome[0]
+            return outcome[0]
+        return _replayed(response, tool_name, getattr(session, "path", None))
 
-            async def perform() -> dict[str, Any]:
-                try:
-                    result = await fn(*args, **kwargs)
-                except Exception as exc:
-                    outcome.append(exc)
-                    return _failed(exc, tool_name)
-                outcome.append(result)
-                return {"result": _encode(result, False, tool_name, "its result")}
+    return async_wrapper
 
-            response = await session.acall("tool", request, perform)
-            if outcome:  # recorded live: hand back the real object, or re-raise the real exception
-                if isinstance(outcome[0], Exception) and "error" in response:
-                    raise outcome[0]
-                return outcome[0]
-            return _replayed(response, getattr(session, "path", None))
 
-        return async_wrapper
+def _tool_wrapper(
+    fn: Callable[..., Any], tool_name: str, signature: inspect.Signature | None
+) -> Callable[..., Any]:
+    """`tool` for a plain function: each call made through the active session's seam."""
+    from cassette.seam.session import seam_session  # the session imports this module's callers
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -1298,6 +1314,6 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
             if isinstance(outcome[0], Exception) and "error" in response:
                 raise outcome[0]
             return outcome[0]
-        return _replayed(response, getattr(session, "path", None))
+        return _replayed(response, tool_name, getattr(session, "path", None))
 
     return wrapper

@@ -781,14 +781,8 @@ def _collect(
                 if not ok:
                     continue
             sub = (*path, k)
-            if len(v) > 1 and v[0] in "{[" and v[-1] in "}]":
-                try:
-                    inner = orjson.loads(v)
-                except orjson.JSONDecodeError:
-                    inner = None
-                if isinstance(inner, dict | list):
-                    _collect(inner, sub, ctx, out, None)
-                    continue
+            if len(v) > 1 and v[0] in "{[" and v[-1] in "}]" and _collect_json(v, sub, ctx, out):
+                continue
             out.texts.append(f'"{ctx}": "{v}"' if ctx is not None else v)
             out.paths.append(sub)
         elif t is int and (v >= 100_000 or v <= -100_000):
@@ -816,6 +810,20 @@ def _collect(
                 _collect(v, (*path, k), key, out, only, depth + 1)
             else:
                 _collect(v, (*path, k), k if isinstance(k, str) else key, out, only)
+
+
+def _collect_json(text: str, path: tuple[str | int, ...], key: str | None, out: _Texts) -> bool:
+    """For `_collect`: whether the string ``text`` (at ``path``, named ``key``) holds a JSON object or
+    array (a tool call's arguments, a body kept as text); if so, every string in it is collected,
+    whatever the outer call's ``only``."""
+    try:
+        inner = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(inner, dict | list):
+        return False
+    _collect(inner, path, key, out, None)
+    return True
 
 
 def _own_name(name: str, depth: int, out: _Texts) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -372,25 +373,7 @@ def check_refs(
     done: dict[str, int] = {} if verified is None else verified
     new: dict[str, int] = {}  # checked by this call, kept only if the whole value checks out
     cache = cassette.blob_cache
-
-    def read(blob_id: str, is_json: bool) -> Any:
-        nonlocal store
-        hit = cache.get(blob_id)
-        if hit is not None and (hit[0] or not is_json):  # JSON that parsed is valid UTF-8 text too
-            return hit[1]
-        if store is None:
-            if cassette.store is None:
-                raise MissingBlobError(
-                    f"{manifest} references blob {blob_id!r} but has no blob store. Re-record the cassette.",
-                    path=manifest,
-                )
-            store = BlobStore(cassette.store)
-        data = store.get(blob_id, manifest=manifest)
-        decoded = _decode_blob(data, blob_id, manifest, is_json)
-        if not is_json:  # text (a system prompt) is kept for hydration; parsed nodes are not needed
-            cache[blob_id] = (False, decoded, len(data))
-        return decoded
-
+    read = _blob_reader(cassette, store)
     stack = [value]
     while stack:
         v = stack.pop()
@@ -422,31 +405,78 @@ def check_refs(
                 stack.append(read(blob_id, True))
                 new[blob_id] = -1  # its references are on the stack: checked before this call ends
         else:
-            length = _chain_length(v, manifest)
-            walked: list[str] = []  # node ids, last to first, down to one already checked
-            below = 0  # the length of the chain ending at that node
-            node_id: Any = blob_id
-            while True:
-                if not isinstance(node_id, str):
-                    raise invalid_ref_error(manifest, node_id)
-                known = done.get(node_id) or new.get(node_id)
-                if known is not None and known > 0:
-                    below = known
-                    break
-                if len(walked) >= length:
-                    raise _chain_count_error(manifest, length + 1, length)
-                node = _chain_node(read(node_id, True), node_id, manifest)
-                walked.append(node_id)
-                stack.append(node["item"])
-                prev = node["prev"]
-                if prev is None:
-                    break
-                node_id = _chain_link(prev, manifest)
-            if below + len(walked) != length:
-                raise _chain_count_error(manifest, below + len(walked), length)
-            for n, node_id in enumerate(reversed(walked), below + 1):
-                new[node_id] = n
+            _check_chain(v, blob_id, manifest, done, new, read, stack)
     done.update(new)
+
+
+def _blob_reader(cassette: Cassette, store: BlobStore | None) -> Callable[[str, bool], Any]:
+    """`check_refs`' reader of one blob, as text or parsed JSON: from the cassette's blob cache,
+    else from ``store`` (made from ``cassette.store`` at the first read if not given).
+
+    Text read from the store is added to the cache (hydration needs it); parsed nodes are not."""
+    manifest = cassette.path
+    cache = cassette.blob_cache
+
+    def read(blob_id: str, is_json: bool) -> Any:
+        nonlocal store
+        hit = cache.get(blob_id)
+        if hit is not None and (hit[0] or not is_json):  # JSON that parsed is valid UTF-8 text too
+            return hit[1]
+        if store is None:
+            if cassette.store is None:
+                raise MissingBlobError(
+                    f"{manifest} references blob {blob_id!r} but has no blob store. Re-record the cassette.",
+                    path=manifest,
+                )
+            store = BlobStore(cassette.store)
+        data = store.get(blob_id, manifest=manifest)
+        decoded = _decode_blob(data, blob_id, manifest, is_json)
+        if not is_json:  # text (a system prompt) is kept for hydration; parsed nodes are not needed
+            cache[blob_id] = (False, decoded, len(data))
+        return decoded
+
+    return read
+
+
+def _check_chain(
+    ref: dict[str, Any],
+    blob_id: Any,
+    manifest: Path,
+    done: dict[str, int],
+    new: dict[str, int],
+    read: Callable[[str, bool], Any],
+    stack: list[Any],
+) -> None:
+    """Walk the chain ``ref`` ends at (its last node ``blob_id``) back to its first node, or to
+    the first node already checked (in ``done`` or ``new``), for `check_refs`.
+
+    Each node read is checked for its shape, its item pushed on ``stack`` (checked by the
+    caller), and the chain's length compared with the one ``ref`` declares; every walked node
+    is recorded in ``new`` as the length of the chain it ends."""
+    length = _chain_length(ref, manifest)
+    walked: list[str] = []  # node ids, last to first, down to one already checked
+    below = 0  # the length of the chain ending at that node
+    node_id: Any = blob_id
+    while True:
+        if not isinstance(node_id, str):
+            raise invalid_ref_error(manifest, node_id)
+        known = done.get(node_id) or new.get(node_id)
+        if known is not None and known > 0:
+            below = known
+            break
+        if len(walked) >= length:
+            raise _chain_count_error(manifest, length + 1, length)
+        node = _chain_node(read(node_id, True), node_id, manifest)
+        walked.append(node_id)
+        stack.append(node["item"])
+        prev = node["prev"]
+        if prev is None:
+            break
+        node_id = _chain_link(prev, manifest)
+    if below + len(walked) != length:
+        raise _chain_count_error(manifest, below + len(walked), length)
+    for n, node_id in enumerate(reversed(walked), below + 1):
+        new[node_id] = n
 
 
 def _ref_known(data: bytes, at: int, stop: int, verified: dict[str, int], cache: dict[str, Any]) -> int:

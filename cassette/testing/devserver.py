@@ -86,6 +86,7 @@ from cassette.testing.answers import (
     _Conversation,
     _count_tokens,
     _embed,
+    _Reply,
     _reply_tokens,
     _Tool,
 )
@@ -354,6 +355,15 @@ def _responses(body: JSON, dice: _Dice) -> tuple[JSON, list[bytes] | None]:
     reply = _compose(conv, dice.salt, 0)
     prompt = _count_tokens(conv.all_text) + 3
     completion = _reply_tokens(reply)
+    output = _responses_output(reply, dice)
+    response = _response_object(body, conv, dice, output, prompt, completion)
+    if not body.get("stream"):
+        return response, None
+    return {}, _responses_events(response, output)
+
+
+def _responses_output(reply: _Reply, dice: _Dice) -> list[JSON]:
+    """The ``output`` items of a response: one ``function_call`` per tool call, then the message."""
     output: list[JSON] = []
     for name, args in reply.tool_calls:
         output.append(
@@ -377,8 +387,15 @@ def _responses(body: JSON, dice: _Dice) -> tuple[JSON, list[bytes] | None]:
                 "content": content,
             }
         )
+    return output
+
+
+def _response_object(
+    body: JSON, conv: _Conversation, dice: _Dice, output: list[JSON], prompt: int, completion: int
+) -> JSON:
+    """The completed ``response`` object around ``output``, echoing the request's settings."""
     tools = [{"description": None, "strict": True, **t} for t in body.get("tools") or []]
-    response: JSON = {
+    return {
         "id": f"resp_{dice.hex(48)}",
         "object": "response",
         "created_at": dice.created,
@@ -412,9 +429,10 @@ def _responses(body: JSON, dice: _Dice) -> tuple[JSON, list[bytes] | None]:
         "user": None,
         "metadata": body.get("metadata") or {},
     }
-    if not body.get("stream"):
-        return response, None
 
+
+def _responses_events(response: JSON, output: list[JSON]) -> list[bytes]:
+    """The SSE events streaming ``response``: created, each output item piece by piece, completed."""
     events: list[bytes] = []
 
     def emit(kind: str, **data: Any) -> None:
@@ -460,7 +478,7 @@ def _responses(body: JSON, dice: _Dice) -> tuple[JSON, list[bytes] | None]:
             emit("response.content_part.done", **where, part=item["content"][0])
         emit("response.output_item.done", output_index=index, item=item)
     emit("response.completed", response=response)
-    return {}, events
+    return events
 
 
 # --------------------------------------------------------------------------- OpenAI embeddings and models

@@ -445,7 +445,7 @@ def run(cfg: BenchConfig) -> Section:
         ours = med.get("ours")
         metric = f"replay, {variant}, per call ({n:,} calls)"
         for impl, target in (
-            (impls[0], Target("<=", 1.10)),
+            (impls[0], Target("<=", 1.15)),  # 1.10 until pluggy was called through pm.hook (issue 22)
             (impls[2], Target("<", 1.0)),
             (impls[3], Target("<", 1.0)),
             (impls[4], None),

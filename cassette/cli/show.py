@@ -12,6 +12,7 @@ import orjson
 
 from cassette.cli._paths import resolve_arg, shown
 from cassette.config import load_config
+from cassette.core.model import Cassette
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError, CassetteShapeError
 from cassette.plugins.manager import get_plugin_manager, tokens_of
@@ -71,6 +72,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_cassette(path: Path) -> Cassette:
+    """The cassette at ``path`` with its blob store, for a command that only reads it (show, view)."""
+    config = load_config(resolve_path(path).parent)
+    try:
+        return load_cassette(path, store_for(path, config))
+    except CassetteNotFoundError:
+        if path.is_dir():
+            raise
+        # load_cassette's advice is to record it; a reading command checks the path instead
+        raise CassetteNotFoundError(
+            f"no cassette at {resolve_path(path)}: the file does not exist. Check the path "
+            "(`cassette ls` lists the cassettes under the cassette directory).",
+            path=path,
+        ) from None
+
+
 def timeline(path: Path) -> list[dict[str, Any]]:
     """One dict per interaction: ``seq, kind, what, request, response, tokens, incomplete, parallel``.
 
@@ -78,18 +95,7 @@ def timeline(path: Path) -> list[dict[str, Any]]:
 
         timeline(Path("tests/cassettes/triage.json"))[0]["what"]  # "<provider> gpt-4o-mini"
     """
-    config = load_config(resolve_path(path).parent)
-    try:
-        cassette = load_cassette(path, store_for(path, config))
-    except CassetteNotFoundError:
-        if path.is_dir():
-            raise
-        # load_cassette's advice is to record it; show only reads, so the path is what to check
-        raise CassetteNotFoundError(
-            f"no cassette at {resolve_path(path)}: the file does not exist. Check the path "
-            "(`cassette ls` lists the cassettes under the cassette directory).",
-            path=path,
-        ) from None
+    cassette = read_cassette(path)
     rows = []
     for inter in cassette.interactions:
         try:

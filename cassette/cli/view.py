@@ -7,14 +7,12 @@ import sys
 import webbrowser
 from pathlib import Path
 
-from cassette.config import load_config
-from cassette.core.model import Cassette
+from cassette.cli.show import read_cassette
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError
 from cassette.hooks.drift import drift_pending, drift_revs
 from cassette.review.view import DriftSide, drift_page, run_page
-from cassette.seam.session import pending_path, store_for
-from cassette.store.cassettes import load_cassette
+from cassette.seam.session import pending_path
 from cassette.store.files import atomic_write
 
 HELP = (
@@ -55,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         page = _drift(path, args.rev, args.backend)
         default = path.with_name(_stem(path) + ".drift.html")
     else:
-        page = run_page(_load(path), title=str(path))
+        page = run_page(read_cassette(path), title=str(path))
         default = path.with_name(_stem(path) + ".html")
     out: Path = args.output or default
     if out.suffix.lower() in (".json", ".gz"):
@@ -75,21 +73,6 @@ def _stem(path: Path) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return path.stem
-
-
-def _load(path: Path) -> Cassette:
-    config = load_config(resolve_path(path).parent)
-    try:
-        return load_cassette(path, store_for(path, config))
-    except CassetteNotFoundError:
-        if path.is_dir():
-            raise
-        # load_cassette's advice is to record it; view only reads, so the path is what to check
-        raise CassetteNotFoundError(
-            f"no cassette at {resolve_path(path)}: the file does not exist. Check the path "
-            "(`cassette ls` lists the cassettes under the cassette directory).",
-            path=path,
-        ) from None
 
 
 def _drift(path: Path, rev: str | None, backend: str | None) -> str:

@@ -110,3 +110,13 @@ def request_key(request: Any) -> str:
     except TypeError:
         data = canonical_json(request)
     return (_builtin_sha256 if len(data) <= _SMALL_HASH else hashlib.sha256)(data).hexdigest()
+
+
+def json_or_text(text: Any) -> Any:
+    """``text`` parsed as JSON (tool-call arguments, a structured answer), else as it is."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text

@@ -33,9 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from cassette.core import sse
+from cassette.core.canonical import json_or_text
 from cassette.core.diff import field_diff, flatten, format_diff
 from cassette.core.model import Cassette, Interaction
 from cassette.errors import (
@@ -123,15 +122,6 @@ class Output:
     known: bool = True  # False: a generic response compared field by field
 
 
-def _parse_json(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return text
-
-
 def _error_of(status: int, body: Any) -> str | None:
     if status < 400:
         return None
@@ -152,7 +142,7 @@ def _with_structured(out: Output) -> Output:
     """An answer that is a JSON object or list (structured output) is compared as data."""
     text = out.text.strip()
     if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
-        value = _parse_json(text)
+        value = json_or_text(text)
         if isinstance(value, dict | list):
             out.data = value
             out.structured = True

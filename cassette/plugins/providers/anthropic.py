@@ -17,9 +17,10 @@ import sys
 from typing import Any
 
 from cassette.core import retry, sse
+from cassette.core.canonical import json_or_text
 from cassette.core.model import HttpRequest
 from cassette.hookspecs import hookimpl
-from cassette.plugins.providers.wire import json_body, json_or_text, llm_request, response_tokens, sdk_retries
+from cassette.plugins.providers.wire import json_body, llm_request, response_tokens, sdk_retries
 from cassette.secrets.formats import KEY_END, KEY_START, key_rule, mixed_case
 from cassette.secrets.registry import placeholder_value
 from cassette.secrets.rules import SecretRule, shannon_entropy

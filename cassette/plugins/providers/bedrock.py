@@ -26,9 +26,10 @@ from urllib.parse import unquote
 
 import orjson
 
+from cassette.core.canonical import json_or_text
 from cassette.core.model import HttpRequest
 from cassette.hookspecs import hookimpl
-from cassette.plugins.providers.wire import json_body, json_or_text, llm_request
+from cassette.plugins.providers.wire import json_body, llm_request
 
 _MODEL_PATH = re.compile(
     r"/model/([^/]+)/(converse-stream|converse|invoke-with-response-stream|invoke|count-tokens)$"

@@ -22,11 +22,11 @@ from typing import Any
 import orjson
 
 from cassette.core import retry, sse
+from cassette.core.canonical import json_or_text
 from cassette.core.model import HttpRequest
 from cassette.hookspecs import hookimpl
 from cassette.plugins.providers.wire import (
     form_fields,
-    json_or_text,
     llm_request,
     multipart_parts,
     response_tokens,

@@ -127,16 +127,6 @@ def llm_request(provider: str, endpoint: str, body: dict[str, Any], noise: froze
     return out
 
 
-def json_or_text(text: Any) -> Any:
-    """``text`` parsed as JSON (tool-call arguments, a structured answer), else as it is."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return text
-
-
 def _count(value: Any) -> bool:
     # a recorded file may say anything: only a plausible token count is added to the run's total
     return type(value) is int and 0 <= value < 2**40

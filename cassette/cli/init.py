@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -363,28 +364,28 @@ def gitattributes_lines(cassette_dir: str) -> list[str]:
     return [f"{base}/**/*.json diff=cassette", f"{base}/.blobs/** -diff linguist-generated"]
 
 
-def _gitattributes(path: Path, cassette_dir: str) -> bool:
+def _append_missing(path: Path, lines: Iterable[str], header: str) -> bool:
+    """Append to the file at ``path`` those of ``lines`` it lacks, under a ``# cassette:`` header,
+    in the file's own line endings; whether it changed."""
     text, nl = _read(path)
     present = {line.strip() for line in text.splitlines()}
-    missing = [line for line in gitattributes_lines(cassette_dir) if line not in present]
+    missing = [line for line in lines if line not in present]
     if not missing:
         return False
     prefix = "" if not text or text.endswith("\n") else nl
-    header = "# cassette: readable diffs of cassettes, blobs kept out of diffs" + nl
-    _write(path, text + prefix + header + nl.join(missing) + nl)
+    _write(path, text + prefix + f"# cassette: {header}" + nl + nl.join(missing) + nl)
     return True
+
+
+def _gitattributes(path: Path, cassette_dir: str) -> bool:
+    header = "readable diffs of cassettes, blobs kept out of diffs"
+    return _append_missing(path, gitattributes_lines(cassette_dir), header)
 
 
 def _gitignore(path: Path) -> bool:
-    text, nl = _read(path)
-    present = {line.strip() for line in text.splitlines()}
-    missing = [pattern for pattern in IGNORED if pattern not in present]
-    if not missing:
-        return False
-    prefix = "" if not text or text.endswith("\n") else nl
-    header = "# cassette: re-recordings and failed recordings kept for review, never committed" + nl
-    _write(path, text + prefix + header + nl.join(missing) + nl)
-    return True
+    return _append_missing(
+        path, IGNORED, "re-recordings and failed recordings kept for review, never committed"
+    )
 
 
 def _git_diff(root: Path) -> bool:

@@ -23,6 +23,8 @@ PEERS = [
     "pyyaml>=6",
     "pytest>=8",
 ]
+# the workloads drive the OpenAI SDK, which is an extra of ours (the SDK is the user's choice)
+OURS = ["-e", f"{REPO}[openai]"]
 
 
 def venv_python() -> Path:
@@ -38,8 +40,8 @@ def inside() -> bool:
 
 
 def _stamp() -> str:
-    """What the venv was built from: the peer list and our pyproject (a change re-installs)."""
-    digest = hashlib.sha256("\n".join(PEERS).encode())
+    """What the venv was built from: the install lists and our pyproject (a change re-installs)."""
+    digest = hashlib.sha256("\n".join(PEERS + OURS).encode())
     digest.update((REPO / "pyproject.toml").read_bytes())
     return digest.hexdigest()
 
@@ -55,7 +57,7 @@ def ensure() -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     print("bench: installing the peers and this project into it (pip) ...", flush=True)
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    for args in (PEERS, ["-e", str(REPO)]):
+    for args in (PEERS, OURS):
         done = subprocess.run([*pip, *args], capture_output=True, text=True)
         if done.returncode != 0:  # the build backend's warnings are noise unless it failed
             sys.stderr.write(done.stdout + done.stderr)

@@ -12,8 +12,8 @@ import hypothesis
 import openai
 import pytest
 
+from cassette import CassetteConfigError
 from cassette.config import parse_config
-from cassette.errors import CassetteConfigError
 from cassette.maintenance.hygiene import parse_age
 from cassette.testing.devserver import DevServer
 from tests.config_helpers import config_keys

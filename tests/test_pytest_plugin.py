@@ -16,9 +16,8 @@ import openai
 import pytest
 
 import cassette
-from cassette.errors import NetworkBlockedError, UnroutedClientError
+from cassette import NetworkBlockedError, UnroutedClientError, block_network
 from cassette.pytest_plugin import safe_name
-from cassette.seam.netguard import block_network
 from cassette.testing.devserver import DevServer
 from tests.config_helpers import config_keys
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from cassette import hookimpl
-from cassette.core.model import HttpRequest, holds_refs
-from cassette.plugins.manager import get_plugin_manager, normalize_http
+from cassette import HttpRequest, get_plugin_manager, hookimpl
+from cassette.core.model import holds_refs
+from cassette.plugins.manager import normalize_http
 
 CHAT = HttpRequest(
     "POST",

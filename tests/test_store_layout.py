@@ -11,10 +11,10 @@ import pytest
 from openai import OpenAI
 
 import cassette
+from cassette import load_cassette
 from cassette.core.canonical import ordered_json, pretty_json
 from cassette.core.layout import MANIFEST_WIDTH, manifest_json
 from cassette.store.blobs import BlobStore
-from cassette.store.cassettes import load_cassette
 from cassette.testing.devserver import DevServer
 
 CASSETTE = "tests/cassettes/run.json"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+
 import pytest
 
 from cassette.cli import main
@@ -22,3 +26,12 @@ def one_line_error(err: str, command: str) -> str:
     assert lines[0].count(f"cassette {command}:") == 1, err  # the prefix once
     assert "Traceback" not in err
     return lines[0]
+
+
+def listed_commands() -> list[str]:
+    """The sub-commands ``cassette --help`` lists, in its order (one per module of `cassette.cli`)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--help"]) == 0
+    listing = out.getvalue().split("\ncommands:\n", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"^    ([a-z][a-z-]*)(?: |$)", listing, re.M)

@@ -286,8 +286,8 @@ def test_a_request_replay_does_not_check_again_is_one_check_refs_would_pass_unre
 ) -> None:
     """Serving reads a request's references from the manifest's text and skips `check_refs` only
     when each is a blob it already checked, by `check_refs`' own rules (a chain as long as declared)."""
+    from cassette import load_cassette
     from cassette.core.model import holds_refs
-    from cassette.store.cassettes import load_cassette
     from cassette.store.refs import check_refs
 
     lazy = load_cassette(conversation.path, lazy=True)

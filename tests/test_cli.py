@@ -16,11 +16,12 @@ from dulwich.repo import Repo
 from openai import OpenAI
 
 import cassette
-from cassette.cli import _discover, main
+from cassette.cli import main
 from cassette.maintenance.hygiene import is_stale_temp, plan_gc
 from cassette.store.blobs import BlobStore
 from cassette.testing.devserver import DevServer
 from tests.agent_helpers import run_agent
+from tests.cli_helpers import listed_commands
 
 TRIAGE = Path("tests/cassettes/triage.json")
 STORE = Path("tests/cassettes/.blobs")
@@ -51,7 +52,7 @@ def test_every_command_has_help_and_the_top_level_documents_exit_codes(
     code, out, _ = run_cli(capsys, "--help")
     assert code == 0
     assert "exit codes:" in out and "2  usage or input error" in out
-    commands = _discover()
+    commands = listed_commands()
     assert set(MINE) <= set(commands)
     for name in commands:
         code, out, _ = run_cli(capsys, name, "--help")

@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette.cli import main
-from cassette.config import clear_config_cache
-from cassette.core.compression import GZIP_MAGIC, gunzip, gzip_bytes
-from cassette.errors import (
+from cassette import (
     CassetteConfigError,
     CompressedDataError,
     CorruptCassetteError,
     TruncatedCassetteError,
+    load_cassette,
 )
-from cassette.store.cassettes import load_cassette
+from cassette.cli import main
+from cassette.config import clear_config_cache
+from cassette.core.compression import GZIP_MAGIC, gunzip, gzip_bytes
 from cassette.testing.devserver import DevServer
 from tests.cli_helpers import one_line_error, run_cli
 from tests.test_hooks import OPENAI_KEY, git, init_repo

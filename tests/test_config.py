@@ -12,10 +12,11 @@ import hypothesis
 import openai
 import pytest
 
-from cassette.config import _TYPES, parse_config
-from cassette.errors import CassetteConfigError
+from cassette import CassetteConfigError
+from cassette.config import parse_config
 from cassette.maintenance.hygiene import parse_age
 from cassette.testing.devserver import DevServer
+from tests.config_helpers import config_keys
 
 # Modules an in-process pytest run would otherwise re-import (see tests/test_pytest_plugin.py).
 assert httpx2 and openai and hypothesis
@@ -67,7 +68,7 @@ def _quiet_inner_asyncio(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
 
 
 def test_every_key_has_a_bad_value_case() -> None:
-    assert set(BAD_VALUES) == set(_TYPES)
+    assert set(BAD_VALUES) == set(config_keys())
 
 
 @pytest.mark.parametrize("key", sorted(BAD_VALUES))

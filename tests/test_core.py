@@ -339,7 +339,7 @@ def test_without_a_session_calls_pass_straight_through(devserver: DevServer) -> 
 def test_normaliser_plugin_makes_a_volatile_field_match(devserver: DevServer) -> None:
     import re
 
-    from cassette.plugins.manager import get_plugin_manager
+    from cassette import get_plugin_manager
 
     class DropDates:
         @cassette.hookimpl

@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 
 from cassette.testing.devserver import DevServer
+from tests.cli_helpers import listed_commands
+from tests.config_helpers import config_choices, config_keys, config_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -131,16 +133,12 @@ def config_rows() -> dict[str, tuple[str, str]]:
     from cassette import config
 
     defaults = {f.name: f for f in dataclasses.fields(config.Config)}
-    names = {bool: "bool", int: "int", str: "string", "str|None": "string", "strs": "list of strings"}
-    names["floats"] = "table of floats"
     rows = {}
-    for key, kind in config._TYPES.items():
+    for key in config_keys():
         field = defaults[key]
         value = field.default if field.default is not dataclasses.MISSING else field.default_factory()  # type: ignore[misc]
-        if key in config._CHOICES:
-            type_text = " \\| ".join(f'`"{c}"`' for c in config._CHOICES[key])
-        else:
-            type_text = names[kind]
+        choices = config_choices(key)
+        type_text = " \\| ".join(f'`"{c}"`' for c in choices) if choices else config_kind(key)
         if value is None:
             default = "unset"
         elif isinstance(value, bool):
@@ -174,11 +172,9 @@ def test_config_reference_lists_every_key_with_its_type_and_default(tmp_path: Pa
 
 
 def test_cli_reference_has_every_command_with_an_example() -> None:
-    from cassette.cli import _discover
-
     page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
     sections = dict(re.findall(r"^## `cassette ([\w-]+)`\n(.*?)(?=^## |\Z)", page, re.S | re.M))
-    assert set(sections) == set(_discover())
+    assert set(sections) == set(listed_commands())
     for name, body in sections.items():
         assert f"cassette {name}" in body.split("```", 2)[1], f"{name}: no usage example"
 
@@ -186,16 +182,17 @@ def test_cli_reference_has_every_command_with_an_example() -> None:
 def test_every_command_help_shows_its_own_exit_codes_and_an_example(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from cassette.cli import _discover, main
+    from cassette.cli import main
 
+    commands = listed_commands()
     epilogs = set()
-    for name in _discover():
+    for name in commands:
         assert main([name, "--help"]) == 0
         out = capsys.readouterr().out
         epilog = out.split("exit codes:", 1)[1]
         assert "  0  " in epilog and "example:" in epilog and f"cassette {name}" in epilog, name
         epilogs.add(epilog)
-    assert len(epilogs) == len(_discover())  # each its own, not one shared list
+    assert len(epilogs) == len(commands)  # each its own, not one shared list
 
 
 def test_readme_links_the_reference_pages() -> None:

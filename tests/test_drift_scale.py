@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from cassette import Cassette, Interaction
 from cassette.cli import main
 from cassette.core.canonical import request_key
-from cassette.core.model import Cassette, Interaction
 from cassette.hooks.drift import MARKDOWN_LIMIT, drift_staged, render_markdown, render_text
 from cassette.store.cassettes import save_cassette
 

@@ -16,8 +16,9 @@ import yaml
 from vcr.serializers import jsonserializer, yamlserializer
 
 import cassette
+from cassette import CassetteImportError
 from cassette.cli import main
-from cassette.importers import CassetteImportError, import_cendor, import_vcr
+from cassette.importers import import_cendor, import_vcr
 from cassette.testing.devserver import DevServer
 
 DEAD = "http://127.0.0.1:9"  # nothing listens: replay must not need the network

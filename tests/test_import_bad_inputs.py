@@ -20,10 +20,9 @@ import yaml
 from vcr.serializers import yamlserializer
 
 import cassette
-from cassette import CassetteError
+from cassette import CassetteError, CassetteImportError, CassetteIOError
 from cassette.cli import main
-from cassette.errors import CassetteIOError
-from cassette.importers import CassetteImportError, import_vcr
+from cassette.importers import import_vcr
 from cassette.testing.devserver import DevServer
 
 QUESTION = [{"role": "user", "content": "My card was charged twice"}]

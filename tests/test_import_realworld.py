@@ -26,8 +26,9 @@ import pytest
 import yaml
 
 import cassette
+from cassette import CassetteImportError, ImportReport
 from cassette.cli import main
-from cassette.importers import CassetteImportError, ImportReport, import_cendor, import_vcr
+from cassette.importers import import_cendor, import_vcr
 from cassette.seam.transport import body_bytes
 
 DEAD = "http://127.0.0.1:9"  # nothing listens: replay must not need the network

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 import cassette
+from cassette import ImportReport, get_plugin_manager
 from cassette.hookspecs import hookimpl
-from cassette.importers import ImportReport, import_vcr
-from cassette.plugins.manager import get_plugin_manager
+from cassette.importers import import_vcr
 
 DATA = Path(__file__).parent / "data" / "thirdparty"
 DEAD = "http://127.0.0.1:9"  # nothing listens: replay must not need the network

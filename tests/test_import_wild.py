@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette.importers import CassetteImportError, import_cendor, import_vcr
+from cassette import CassetteImportError
+from cassette.importers import import_cendor, import_vcr
 
 DEAD = "http://127.0.0.1:9"  # nothing listens: replay must not need the network
 

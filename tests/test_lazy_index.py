@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cassette
+from cassette import Interaction
 from cassette.core.canonical import request_key
-from cassette.core.model import Interaction
 from cassette.store.blobs import BlobStore
 from cassette.store.cassettes import manifest_bytes
 from cassette.store.lazy_index import scan_lazy

@@ -18,7 +18,7 @@ import pytest
 from openai import AsyncOpenAI, OpenAI
 
 import cassette
-from cassette.seam.netguard import block_network
+from cassette import block_network
 from cassette.testing.devserver import DevServer
 
 DEAD = "http://127.0.0.1:9/v1"  # replay never connects

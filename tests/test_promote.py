@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import cassette
+from cassette import CassetteWarning, PromoteError
 from cassette.cli import main
-from cassette.errors import CassetteWarning, PromoteError
 from cassette.maintenance.promote import list_runs
 from cassette.testing.devserver import DevServer
 

@@ -18,7 +18,7 @@ import httpx2
 import pytest
 
 import cassette
-from cassette.plugins.manager import get_plugin_manager
+from cassette import get_plugin_manager
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,7 @@ from google.genai import errors, types  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 import cassette  # noqa: E402
-from cassette.plugins.manager import get_plugin_manager  # noqa: E402
+from cassette import get_plugin_manager  # noqa: E402
 from cassette.testing.devserver import DevServer  # noqa: E402
 from tests.cli_helpers import run_cli  # noqa: E402
 

@@ -485,7 +485,7 @@ def test_the_stored_request_holds_what_changes_the_answer() -> None:
 
 def test_the_model_named_in_the_path_is_in_the_key() -> None:
     """Legacy /v1/engines/<model>/ routes and Azure deployments name the model in the path, not the body."""
-    from cassette.core.model import HttpRequest
+    from cassette import HttpRequest
     from cassette.plugins.providers.openai import cassette_http_request
 
     body = json.dumps({"prompt": "Say hi", "max_tokens": 5}).encode()
@@ -603,7 +603,7 @@ def test_a_generic_multipart_post_matches_across_boundaries(tmp_path: Path) -> N
 def test_multipart_parts_reads_uploads_and_refuses_what_it_cannot(
     content_type: str, body: bytes, expected: Any
 ) -> None:
-    from cassette.core.model import HttpRequest
+    from cassette import HttpRequest
     from cassette.plugins.providers.wire import form_fields, multipart_parts
 
     parts = multipart_parts(HttpRequest("POST", "https://x.test/up", (("content-type", content_type),), body))

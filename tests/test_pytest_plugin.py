@@ -16,10 +16,10 @@ import openai
 import pytest
 
 import cassette
-from cassette.errors import NetworkBlockedError, UnroutedClientError
+from cassette import NetworkBlockedError, UnroutedClientError, block_network
 from cassette.pytest_plugin import safe_name
-from cassette.seam.netguard import block_network
 from cassette.testing.devserver import DevServer
+from tests.config_helpers import config_keys
 
 # In-process pytester runs drop the modules they imported. The SDKs must outlive them, because the seam
 # caches its transport classes per module (a re-imported httpx2 has new classes); hypothesis, whose pytest
@@ -784,7 +784,7 @@ def test_doc_pytest_examples_record_then_replay(
 
 
 def test_doc_config_examples_parse_and_the_table_lists_every_key(tmp_path: Path) -> None:
-    from cassette.config import _TYPES, parse_config
+    from cassette.config import parse_config
 
     blocks = doc_blocks("pyproject", "toml")
     assert blocks
@@ -793,7 +793,7 @@ def test_doc_config_examples_parse_and_the_table_lists_every_key(tmp_path: Path)
         parse_config(tmp_path / "pyproject.toml")
     table = DOC.read_text(encoding="utf-8").split("## Configuration", 1)[1]
     listed = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
-    assert listed == set(_TYPES)
+    assert listed == set(config_keys())
 
 
 def test_the_summary_counts_the_calls_of_a_test_that_failed_while_recording(suite: pytest.Pytester) -> None:

@@ -22,7 +22,7 @@ from openai import AsyncOpenAI, OpenAI
 from pydantic import BaseModel
 
 import cassette
-from cassette.seam.netguard import block_network
+from cassette import block_network
 from cassette.testing.devserver import DevServer
 
 USER: list[Any] = [{"role": "user", "content": "I was charged twice for order A1001"}]

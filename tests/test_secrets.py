@@ -22,19 +22,12 @@ import orjson
 import pluggy
 import pytest
 
-from cassette import hookspecs
-from cassette.errors import CassetteConfigError
+from cassette import CassetteConfigError, SecretRule, hookspecs
 from cassette.hookspecs import hookimpl
 from cassette.plugins import secret_rules
 from cassette.plugins.manager import default_rules
 from cassette.plugins.providers import anthropic, openai
-from cassette.secrets import (
-    Finding,
-    Scanner,
-    SecretRule,
-    redact_text,
-    rules_from_plugins,
-)
+from cassette.secrets import Finding, Scanner, redact_text, rules_from_plugins
 from tests.secret_helpers import ALNUM, random_key
 
 RNG = random.Random(20261130)

@@ -23,9 +23,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from cassette import SecretRule
 from cassette.cli import main
 from cassette.plugins.manager import default_rules
-from cassette.secrets import Finding, Scanner, SecretRule, redact_text
+from cassette.secrets import Finding, Scanner, redact_text
 from tests.secret_helpers import ALNUM, random_key
 from tests.test_secrets import SAMPLES, Sample
 

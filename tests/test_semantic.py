@@ -9,24 +9,19 @@ from typing import Any
 
 import pytest
 
-from cassette import hookimpl
-from cassette.core.meaning import analyse, guard, stem
-from cassette.errors import (
+from cassette import (
     CassetteConfigError,
     CassetteError,
+    MatchResult,
     SemanticBackendError,
     UnknownSemanticBackendError,
-)
-from cassette.plugins.manager import get_plugin_manager
-from cassette.plugins.semantic_lexical import LEXICAL
-from cassette.review.semantic import (
-    MatchResult,
-    SemanticBackend,
-    available_backends,
-    configure,
-    get_backend,
+    get_plugin_manager,
+    hookimpl,
     semantic_match,
 )
+from cassette.core.meaning import analyse, guard, stem
+from cassette.plugins.semantic_lexical import LEXICAL
+from cassette.review.semantic import SemanticBackend, available_backends, configure, get_backend
 
 LONG_ANSWER = (
     "Thanks for reaching out, and I'm sorry the blender arrived damaged. "

@@ -9,7 +9,7 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette.errors import SemanticBackendError
+from cassette import SemanticBackendError
 from cassette.plugins import semantic_remote
 from cassette.testing.devserver import DevServer
 

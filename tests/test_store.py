@@ -84,7 +84,7 @@ def test_hydrated_replay_reads_blobs_back(devserver: DevServer) -> None:
 
 
 def test_user_data_that_looks_like_a_blob_reference_round_trips(tmp_path: Path) -> None:
-    from cassette.core.model import Cassette, Interaction
+    from cassette import Cassette, Interaction
     from cassette.store.cassettes import save_cassette
 
     path = tmp_path / "c.json"

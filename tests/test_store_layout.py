@@ -11,11 +11,10 @@ import pytest
 from openai import OpenAI
 
 import cassette
-from cassette.core.canonical import pretty_json
+from cassette import load_cassette
+from cassette.core.canonical import ordered_json, pretty_json
 from cassette.core.layout import MANIFEST_WIDTH, manifest_json
 from cassette.store.blobs import BlobStore
-from cassette.store.cassettes import load_cassette
-from cassette.store.refs import _chain
 from cassette.testing.devserver import DevServer
 
 CASSETTE = "tests/cassettes/run.json"
@@ -148,6 +147,16 @@ def test_request_history_is_chained_and_response_lists_are_not(devserver: DevSer
         assert not _has(inter["response"], "$chain")
 
 
+def _chained(items: list[Any], store: BlobStore) -> dict[str, Any]:
+    """``items`` as a hash chain of JSON blobs, as the store writes one: node ``i`` is
+    ``{"item": items[i], "prev": <ref to node i-1> | null}``, the reference names the last node."""
+    prev: dict[str, Any] | None = None
+    for item in items:
+        prev = {"$blob": store.put(ordered_json({"item": item, "prev": prev})), "$json": True}
+    assert prev is not None
+    return {**prev, "$chain": len(items)}
+
+
 def test_a_response_list_chained_by_an_earlier_release_still_replays(devserver: DevServer) -> None:
     recorded = _record(devserver)
     store = BlobStore(Path("tests/cassettes/.blobs"))
@@ -155,7 +164,7 @@ def test_a_response_list_chained_by_an_earlier_release_still_replays(devserver: 
     doc = orjson.loads(Path(CASSETTE).read_bytes())
     for raw, inter in zip(doc["interactions"], loaded.interactions, strict=True):
         choices = loaded.hydrate(inter.response)["json"]["choices"]
-        raw["response"]["json"]["choices"] = _chain(choices, store, 512)
+        raw["response"]["json"]["choices"] = _chained(choices, store)
     Path(CASSETTE).write_bytes(pretty_json(doc))  # the two-space layout every earlier release wrote
     assert _has(load_cassette(CASSETTE).interactions[0].response, "$chain")
     assert _replay(devserver) == recorded

@@ -27,8 +27,8 @@ import openai
 import pytest
 
 import cassette
+from cassette import load_cassette
 from cassette.cli import main
-from cassette.store.cassettes import load_cassette
 from tests.secret_helpers import ALNUM, random_key
 
 RNG = random.Random(20261201)

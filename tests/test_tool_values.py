@@ -33,9 +33,10 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import cassette
+from cassette import ValueCodec, get_plugin_manager
 from cassette.core.canonical import request_key
-from cassette.plugins.manager import get_plugin_manager, normalize
-from cassette.seam.tools import ValueCodec, from_jsonable, to_jsonable, tool_request
+from cassette.plugins.manager import normalize
+from cassette.seam.tools import from_jsonable, to_jsonable, tool_request
 
 CASSETTE = "tests/cassettes/values.json"
 ran: list[Any] = []

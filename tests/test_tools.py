@@ -116,18 +116,32 @@ def test_without_a_session_the_tool_just_runs() -> None:
     assert calls == ["Z9"]
 
 
+def _replay_edited(response: dict[str, Any]) -> Any:
+    """`lookup_order` recorded, its recorded response replaced by ``response``, then replayed."""
+    with cassette.using(CASSETTE, mode="record"):
+        lookup_order("A1")
+    doc = json.loads(Path(CASSETTE).read_text())
+    doc["interactions"][0]["response"] = response
+    Path(CASSETTE).write_text(json.dumps(doc))
+    calls.clear()
+    try:
+        with cassette.using(CASSETTE, mode="replay"):
+            return lookup_order("A1")
+    finally:
+        assert calls == []  # the tool never ran
+
+
 def test_a_type_gone_from_an_imported_module_is_an_error_not_plain_data() -> None:
     """A class renamed or removed since recording: replay never hands back its fields in its place."""
-    from cassette.seam.tools import _rebuild_error, from_jsonable
-
     for value in (
         {"$dataclass": "tests.test_tools:Gone", "fields": {"a": 1}},
         {"$pydantic": "tests.test_tools:Gone", "data": {"a": 1}},
     ):
         with pytest.raises(cassette.UnrebuildableValueError, match="no longer defines"):
-            from_jsonable(value)
+            _replay_edited({"result": value})
     error = {"type": "nowhere:Boom", "message": "boom", "args": ["boom"]}
-    assert isinstance(_rebuild_error(error, "t"), cassette.CassetteToolError)  # never imported
+    with pytest.raises(cassette.CassetteToolError):  # never imported
+        _replay_edited({"error": error})
 
 
 # --- a cassette cannot make replay import a module -----------------------------------------------

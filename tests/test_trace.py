@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 import cassette
+from cassette import CassetteWarning, TraceError, get_plugin_manager
 from cassette.core.canonical import request_key
-from cassette.errors import CassetteWarning, TraceError
-from cassette.plugins.manager import get_plugin_manager
 from cassette.testing.devserver import DevServer
 
 OPENAI_KEY = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0"

@@ -25,8 +25,8 @@ import pytest
 from openai import APIConnectionError, AsyncOpenAI, OpenAI
 
 import cassette
+from cassette import CassetteWarning, NetworkBlockedError, UnroutedClientError
 from cassette.config import clear_config_cache
-from cassette.errors import CassetteWarning, NetworkBlockedError, UnroutedClientError
 from cassette.seam.netguard import guard_replay
 from cassette.testing.devserver import DevServer
 

@@ -24,18 +24,18 @@ from hypothesis import strategies as st
 from openai import OpenAI
 
 import cassette
-from cassette.cli import main
-from cassette.core.layout import manifest_json
-from cassette.errors import (
+from cassette import (
     CassetteError,
     CassetteShapeError,
     CorruptCassetteError,
     DuplicateKeyError,
     TamperedBlobError,
+    load_cassette,
 )
+from cassette.cli import main
+from cassette.core.layout import manifest_json
 from cassette.maintenance.verify import verify_paths
 from cassette.store.blobs import BlobStore
-from cassette.store.cassettes import load_cassette
 from cassette.testing.devserver import DevServer
 
 RUN = Path("tests/cassettes/agent/run.json")

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cassette import load_cassette
 from cassette.store.blobs import git_blob_id
-from cassette.store.cassettes import load_cassette
 from cassette.store.files import TMP_SUFFIX
 from cassette.testing.devserver import DevServer
 

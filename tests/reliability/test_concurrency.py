@@ -18,6 +18,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -226,11 +227,32 @@ async def test_asyncio_tasks_keep_their_cassettes_apart(tmp_path: Path, counts: 
     counts.update(tasks=2, rounds=rounds * 2, calls_per_task=2 * steps)
 
 
+def _session_of_a_bare_thread() -> Any:
+    """What `cassette.current_session()` answers in a thread that carries no context: the single
+    active session, ``None`` when there is none, or the `AmbiguousSessionError` of several."""
+    answer: list[Any] = []
+
+    def ask() -> None:
+        try:
+            answer.append(cassette.current_session())
+        except cassette.AmbiguousSessionError as exc:
+            answer.append(exc)
+
+    thread = threading.Thread(target=ask)  # a new thread starts with an empty context
+    thread.start()
+    thread.join()
+    return answer[0]
+
+
 @pytest.fixture(autouse=True)
 def _no_stray_sessions() -> Any:
     """Each test starts and ends with no active session (the thread fallback needs exactly one)."""
-    from cassette.seam import session as _session
-
-    assert not _session._active
+    assert _session_of_a_bare_thread() is None
     yield
-    assert not _session._active
+    assert _session_of_a_bare_thread() is None
+
+
+def test_a_bare_thread_sees_the_one_active_session(tmp_path: Path) -> None:
+    """The check above could fail: with a session open, a bare thread is handed that session."""
+    with cassette.using(tmp_path / "one.json", mode="record") as session:
+        assert _session_of_a_bare_thread() is session

@@ -32,7 +32,7 @@ import crash_child  # tests/reliability is on sys.path: pytest's rootdir-less im
 import pytest
 from reliability_support import FastDevServer, check_store, has_module, hydrate_all
 
-from cassette.errors import CassetteError
+from cassette import CassetteError
 
 CHILD = Path(__file__).with_name("crash_child.py")
 SEED = 20261130

@@ -35,10 +35,9 @@ from hypothesis import strategies as st
 from reliability_support import FastDevServer, has_module, soak_mode
 
 import cassette
+from cassette import CassetteError, CassetteShapeError, InvalidBlobRefError, MissingBlobError, load_cassette
 from cassette.core.canonical import ordered_json
-from cassette.errors import CassetteError, CassetteShapeError, InvalidBlobRefError, MissingBlobError
 from cassette.store.blobs import BlobStore
-from cassette.store.cassettes import load_cassette
 from cassette.store.manifest import parse_manifest
 
 # --- guards: no read outside the store, bounded memory -----------------------------------------------

@@ -32,7 +32,7 @@ import pytest
 from reliability_support import has_module, iter_files, soak_mode
 
 import cassette
-from cassette.store.cassettes import load_cassette
+from cassette import load_cassette
 
 ALNUM = string.ascii_letters + string.digits
 

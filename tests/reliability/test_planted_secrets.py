@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 import cassette
-from cassette.plugins.manager import default_rules, get_plugin_manager
+from cassette import get_plugin_manager
+from cassette.plugins.manager import default_rules
 from cassette.seam.redaction import redacted
 from cassette.secrets import Scanner, redact_text, registry
 from tests.test_secrets import SAMPLES

@@ -30,8 +30,7 @@ import pytest
 from reliability_support import FastDevServer, soak_mode
 
 import cassette
-from cassette.errors import CassetteError, CassetteMiss
-from cassette.seam.netguard import block_network
+from cassette import CassetteError, CassetteMiss, block_network
 
 # --- an independent witness: every connect / DNS attempt while armed ------------------------------------
 

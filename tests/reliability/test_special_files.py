@@ -29,9 +29,8 @@ from typing import Any
 import pytest
 
 import cassette
+from cassette import CassetteIOError, NotRegularFileError, load_cassette
 from cassette.cli import main
-from cassette.errors import CassetteIOError, NotRegularFileError
-from cassette.store.cassettes import load_cassette
 from cassette.store.files import MAX_MANIFEST_BYTES, read_regular
 
 DEADLINE = 20.0  # seconds: each case takes milliseconds; a hang is the bug
@@ -253,7 +252,7 @@ def test_recording_over_a_special_file_is_refused_before_it_runs_and_leaves_it_t
 
 @needs_fifo
 def test_a_special_file_that_appears_before_the_save_is_not_replaced(tmp_path: Path) -> None:
-    from cassette.core.model import Cassette
+    from cassette import Cassette
     from cassette.store.cassettes import save_cassette
 
     path = tmp_path / "f.json"

@@ -72,7 +72,8 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time th
     from cassette.maintenance.promote import PromoteReport, promote
     from cassette.plugins.manager import get_plugin_manager
     from cassette.review.drift import drift
-    from cassette.review.semantic import MatchResult
+    from cassette.review.semantic import MatchResult, semantic_match
+    from cassette.review.semantic_drift import semantic_drift
     from cassette.seam.api import use, using
     from cassette.seam.mcp import mcp_transport
     from cassette.seam.netguard import block_network
@@ -109,6 +110,8 @@ _LAZY: dict[str, str] = {
     "load_cassette": "cassette.store.cassettes",
     "mcp_transport": "cassette.seam.mcp",
     "promote": "cassette.maintenance.promote",
+    "semantic_drift": "cassette.review.semantic_drift",
+    "semantic_match": "cassette.review.semantic",
     "tool": "cassette.seam.tools",
     "trace": "cassette.seam.trace",
     "transport": "cassette.seam.transport",
@@ -191,25 +194,6 @@ __all__ = [
     "use",
     "using",
 ]
-
-
-def semantic_match(actual: Any, expected: Any, **kwargs: Any) -> Any:
-    """Does ``actual`` carry the meaning of ``expected``? Returns a truthy/falsy ``MatchResult``.
-
-    Example::
-
-        assert cassette.semantic_match(answer, "offers a refund")
-    """
-    from cassette.review.semantic import semantic_match as _match
-
-    return _match(actual, expected, **kwargs)
-
-
-def semantic_drift(*args: Any, **kwargs: Any) -> Any:
-    """Real regressions of the last rerecord, each with a category (see docs/semantic.md)."""
-    from cassette.review.semantic_drift import semantic_drift as _drift
-
-    return _drift(*args, **kwargs)
 
 
 if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name stays an error

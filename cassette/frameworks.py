@@ -48,10 +48,10 @@ def openai_agents(client: Any = None, *, tracing: bool = False) -> Any:
     """Make ``client`` (default: a new ``AsyncOpenAI()``) openai-agents' default client, instrumented,
     and returns the routed copy. ``tracing=False`` (the default) also turns off its trace export,
     which otherwise posts to api.openai.com from its own client at exit, on replay too."""
-    import agents  # heavy optional dependency (openai-agents)
+    import agents  # deferred: heavy optional dependency (openai-agents)
 
     if client is None:
-        from openai import AsyncOpenAI  # openai-agents depends on it
+        from openai import AsyncOpenAI  # deferred: an optional SDK (openai-agents depends on it)
 
         client = AsyncOpenAI()
     routed = instrument(client)
@@ -75,7 +75,7 @@ def llama_index_clients(**kwargs: Any) -> tuple[Any, Any]:
 def litellm(**kwargs: Any) -> tuple[Any, Any]:
     """Set ``litellm.client_session`` and ``litellm.aclient_session`` (its globals for the clients of
     OpenAI-compatible calls) to httpx clients routed through the seam, and return them."""
-    import litellm as lib  # heavy optional dependency
+    import litellm as lib  # deferred: heavy optional dependency
 
     sync, async_ = http_client("httpx", **kwargs), async_http_client("httpx", **kwargs)  # litellm: httpx
     lib.client_session, lib.aclient_session = sync, async_
@@ -86,17 +86,17 @@ def pydantic_ai_provider(sdk: str = "openai", client: Any = None, **kwargs: Any)
     """A pydantic-ai ``OpenAIProvider`` (``sdk="openai"``) or ``AnthropicProvider``
     (``sdk="anthropic"``) whose SDK client (``client``, default a new async one) is instrumented."""
     if sdk == "anthropic":
-        from pydantic_ai.providers.anthropic import AnthropicProvider  # heavy optional dependency
+        from pydantic_ai.providers.anthropic import AnthropicProvider  # deferred: heavy optional dependency
 
         if client is None:
-            from anthropic import AsyncAnthropic
+            from anthropic import AsyncAnthropic  # deferred: an optional SDK
 
             client = AsyncAnthropic(**kwargs)
         return AnthropicProvider(anthropic_client=instrument(client))
-    from pydantic_ai.providers.openai import OpenAIProvider  # heavy optional dependency
+    from pydantic_ai.providers.openai import OpenAIProvider  # deferred: heavy optional dependency
 
     if client is None:
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI  # deferred: an optional SDK
 
         client = AsyncOpenAI(**kwargs)
     return OpenAIProvider(openai_client=instrument(client))
@@ -106,7 +106,7 @@ def google_genai_http_options(**kwargs: Any) -> Any:
     """google-genai ``HttpOptions(httpx_client=..., httpx_async_client=...)`` routed through the seam
     (other keyword arguments, e.g. ``base_url``, go to ``HttpOptions``). Give it to
     ``genai.Client(http_options=...)``; both clients, or its async calls go through aiohttp."""
-    from google.genai import types  # heavy optional dependency
+    from google.genai import types  # deferred: heavy optional dependency
 
     return types.HttpOptions(
         httpx_client=http_client("httpx2"), httpx_async_client=async_http_client("httpx2"), **kwargs

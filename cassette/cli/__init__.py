@@ -208,6 +208,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     With ``argv``, only the command it names is imported (the others get a sub-parser with no help
     text, which nobody sees); without, every command is imported for the full ``--help``.
     """
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette import __version__
 
     parser = argparse.ArgumentParser(

@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _hydrated(path: Path, store: Path) -> Any:
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.core.model import Cassette
     from cassette.store.cassettes import load_cassette
 
@@ -66,6 +67,7 @@ def convert(path: Path, *, compress: bool, config: Config) -> tuple[int, int]:
 
         convert(Path("tests/cassettes/triage.json"), compress=True, config=load_config())
     """
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.core.compression import gzip_bytes
     from cassette.store.blobs import BlobStore
     from cassette.store.cassettes import manifest_bytes
@@ -91,6 +93,7 @@ def convert(path: Path, *, compress: bool, config: Config) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.core.compression import is_compressed
     from cassette.store.files import read_regular
 

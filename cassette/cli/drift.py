@@ -49,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _in_git_repo() -> bool:
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.errors import CassetteError
     from cassette.git.snapshot import open_repo
 
@@ -60,6 +61,7 @@ def _in_git_repo() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.cli._paths import resolve_arg
     from cassette.config import load_config
     from cassette.hooks.drift import (

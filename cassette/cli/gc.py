@@ -80,6 +80,7 @@ def _references_elsewhere(root: Path, store: Path, config: Config) -> tuple[set[
     Under the cassette dir every ``*.json`` is a cassette, so an unreadable one stops gc (its
     references are unknown); elsewhere in the project only files shaped like a cassette count.
     """
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.git.snapshot import looks_like_manifest
     from cassette.store.files import read_regular
 

@@ -116,6 +116,7 @@ def _vcr_pairs(source: Path, to: Path) -> list[tuple[Path, Path]]:
 
 
 def _shared_store(root: Path) -> None:
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.config import load_config
     from cassette.seam.session import store_for
 

@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.hooks.install import install_hooks
 
     for line in install_hooks(force=args.force, textconv=args.textconv):

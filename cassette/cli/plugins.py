@@ -22,6 +22,7 @@ def loaded_plugins() -> list[dict[str, Any]]:
 
         [p["name"] for p in loaded_plugins()][:1]  # ["cassette.plugins.providers.<first by name>"]
     """
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.plugins import BUILTIN
     from cassette.plugins.manager import get_plugin_manager, reset_plugin_manager
 

@@ -14,6 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
     from cassette.hooks.textconv import render
     from cassette.store.files import not_regular_error

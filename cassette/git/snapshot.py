@@ -40,6 +40,7 @@ def open_repo(start: str | os.PathLike[str] | None = None) -> Any:
         repo = open_repo()
         repo.path  # the work tree root
     """
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.git.repo import find_repo
 
     here = resolve_path(Path(start or Path.cwd()))
@@ -106,6 +107,7 @@ class IndexSnapshot(Snapshot):
     label = "index"
 
     def _load(self) -> dict[str, str]:
+        # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
         from cassette.git.repo import index_entries
 
         # $GIT_INDEX_FILE when git set it; read once per process however many snapshots ask
@@ -157,6 +159,7 @@ def read_object(repo: Any, sha: str) -> bytes | None:
 
 def staged_deletions(repo: Any) -> list[str]:
     """Paths in ``HEAD`` that the index no longer has (``git rm``), sorted."""
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.git.repo import head_entries, index_entries
 
     index = index_entries(repo)
@@ -257,6 +260,7 @@ def git_blob_reader(repo: Any, fallback_dirs: tuple[Path, ...] = ()) -> BlobRead
 
 def in_cassette_dir(path: str, root: Path) -> bool:
     """Whether repo-relative ``path`` lies under the ``[tool.cassette] cassette_dir`` of its project."""
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.config import load_config
 
     target = root / path
@@ -323,6 +327,7 @@ def store_dir_for(manifest: str, stores: set[str], root: Path) -> str:
     under ``cassette_dir``, else the nearest ``.blobs`` among the manifest's
     ancestors (in ``stores`` or on disk), else ``.blobs`` beside it.
     """
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.config import load_config
 
     manifest_dir = PurePosixPath(manifest).parent

@@ -25,6 +25,7 @@ def pre_commit() -> int:
 
         sys.exit(pre_commit())
     """
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.errors import CassetteError
     from cassette.hooks.drift import drift_staged, render_text
     from cassette.hooks.scan import render_text as render_findings

@@ -63,6 +63,7 @@ class Reported:
 
 def rules_version(rules: Sequence[SecretRule]) -> str:
     """A digest of the rule set and the scanner: a cached result is reused only under the very same ones."""
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette import __version__
 
     h = hashlib.sha256(f"{__version__} scan {SCAN_VERSION}".encode())
@@ -115,6 +116,7 @@ class ScanCache:
 
 def default_scanner(start: str | os.PathLike[str] | None = None) -> tuple[Scanner, frozenset[str]]:
     """A scanner with every rule from the plugins (no allow-list) and the config's ``secrets_allow``."""
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.config import load_config
     from cassette.plugins.manager import get_plugin_manager
     from cassette.secrets import rules_from_plugins
@@ -194,6 +196,7 @@ def scan_staged(
         for reported in scan_staged():
             print(reported)  # tests/cassettes/triage.json:14: <rule id> at …: <key prefix>…Xy12 (…)
     """
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.config import load_config
     from cassette.git.snapshot import open_repo
 
@@ -206,6 +209,7 @@ def scan_staged(
     cache = (
         ScanCache(Path(repo.controldir()) / CACHE_NAME, rules_version(scanner.rules)) if use_cache else None
     )
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.git.snapshot import git_blob_reader
 
     # a streamed event moved to the blob store is read from git's objects (what is staged or
@@ -233,6 +237,7 @@ def scan_staged(
 def _scan_targets(repo: Any, run: _Run, targets: list[StagedFile], store_dir: str | None) -> list[Reported]:
     """What `scan_staged` reports for ``targets``: the staged recordings awaiting review, then each
     file's findings, one in a blob payload naming the cassette and JSON path that reference it."""
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.git.snapshot import blob_path_id
 
     # Staged bytes are read only on a cache miss; the manifests are read (or kept from the scan)
@@ -308,6 +313,7 @@ def _payload_in(path: str, store_dir: str | None) -> str | None:
 
 
 def _is_manifest_path(path: str) -> bool:
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.git.snapshot import blob_path_id
 
     return path.endswith(".json") and not blob_path_id(path)
@@ -315,6 +321,7 @@ def _is_manifest_path(path: str) -> bool:
 
 def _references(repo: Any, files: dict[str, bytes]) -> dict[str, tuple[str, str]]:
     """blob id → (cassette, JSON path) for the payloads referenced by the staged cassettes in ``files``."""
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.git.snapshot import blob_refs_with_paths, looks_like_manifest, read_object
 
     out: dict[str, tuple[str, str]] = {}
@@ -362,6 +369,7 @@ def scan_paths(
         allow = default_allow if allow is None else allow
     cache_path: Path | None = None
     try:
+        # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
         from cassette.git.snapshot import open_repo
 
         cache_path = Path(open_repo().controldir()) / CACHE_NAME
@@ -370,6 +378,7 @@ def scan_paths(
     cache = ScanCache(cache_path, rules_version(scanner.rules)) if cache_path is not None else None
     run = _Run(scanner, frozenset(allow or ()), cache)
     out: list[Reported] = []
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.store.files import read_regular
 
     for file in _files(paths):
@@ -384,6 +393,7 @@ def scan_paths(
 
 
 def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
     from cassette.store.files import file_kind, not_regular_reason
 

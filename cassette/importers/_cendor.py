@@ -32,6 +32,8 @@ from cassette.importers._common import (
     sse_response,
     typed_events,
 )
+from cassette.plugins.manager import normalize
+from cassette.seam.tools import tool_request
 
 VERSIONS = (1, 2)
 _PROVIDERS = {"openai": "openai", "azure": "openai", "azure_openai": "openai", "anthropic": "anthropic"}
@@ -91,9 +93,6 @@ def convert_tool(
     request: dict[str, Any], response: Any, response_type: str | None, tools: dict[str, Any]
 ) -> Converted:
     """A cendor tool entry as our ``kind="tool"`` interaction."""
-    from cassette.plugins.manager import normalize
-    from cassette.seam.tools import tool_request
-
     name = request.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("a tool request needs a string `name`")

@@ -16,8 +16,11 @@ from cassette.core.canonical import request_key
 from cassette.core.model import Cassette, HttpRequest, Interaction
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteImportError, CassetteIOError
+from cassette.plugins.manager import normalize_http
+from cassette.seam.redaction import redacted
 from cassette.seam.session import store_for
 from cassette.seam.transport import DROP_RESPONSE_HEADERS, body_bytes, body_record
+from cassette.secrets.placeholders import redacted_key
 from cassette.store.cassettes import save_cassette
 
 # Where a converted LLM call is pretended to have gone: only the path and headers decide its kind.
@@ -126,8 +129,6 @@ def normalized_call(
     method: str, url: str, headers: list[tuple[str, str]], body: bytes
 ) -> tuple[str, dict[str, Any]]:
     """``(kind, normalised request)`` exactly as the seam computes it for a live call with these bytes."""
-    from cassette.plugins.manager import normalize_http
-
     request = HttpRequest(method.upper(), url, tuple((k.lower(), v) for k, v in headers), body)
     return normalize_http(request)
 
@@ -255,9 +256,6 @@ def save_converted(
     calls: list[Converted], target: str | os.PathLike[str], *, overwrite: bool, error: type[CassetteError]
 ) -> tuple[Path, dict[str, int]]:
     """Write ``calls`` as a cassette at ``target`` (redacted, blobs in the usual store); return kinds."""
-    from cassette.seam.redaction import redacted
-    from cassette.secrets.placeholders import redacted_key
-
     path = Path(target)
     try:
         exists = path.exists()

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import io
+import json
 import os
 import re
+import tomllib
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +83,7 @@ class VcrFile:
 
 def _yaml_loader() -> Any:
     try:
-        import yaml
+        import yaml  # deferred: optional (the [vcr] extra), for YAML cassettes only
     except ImportError:
         return None
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -220,8 +223,6 @@ def _parse(path: Path, data: bytes) -> tuple[Any, str]:
                 path=path,
             ) from None
     if path.suffix.lower() == ".toml" or re.search(rb"^\s*\[\[\s*interactions\s*\]\]", data, re.M):
-        import tomllib
-
         try:
             return tomllib.loads(data.decode("utf-8")), "toml"
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -235,7 +236,7 @@ def _parse(path: Path, data: bytes) -> tuple[Any, str]:
             f"{path} is YAML and PyYAML is not installed: pip install pyyaml, then run the import again.",
             path=path,
         )
-    import yaml
+    import yaml  # deferred: optional (the [vcr] extra), for YAML cassettes only
 
     try:
         doc = yaml.load(data, Loader=loader)  # a safe loader subclass
@@ -436,8 +437,6 @@ def _json_bytes(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except orjson.JSONEncodeError:  # integers beyond 64 bits, nesting deeper than orjson writes
-        import json
-
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
@@ -462,8 +461,6 @@ def _codec(encoding: str | None) -> str:
     if not encoding or encoding.upper() in ("ASCII-8BIT", "BINARY"):
         return "utf-8"
     try:
-        import codecs
-
         return codecs.lookup(encoding).name
     except LookupError:
         return "utf-8"
@@ -613,7 +610,7 @@ def _undo(data: bytes, codings: list[str]) -> bytes:
             except zlib.error:
                 data = _inflate(data, -zlib.MAX_WBITS)  # raw deflate, as some servers send
         elif coding == "br":
-            try:
+            try:  # deferred: optional, installed by whoever records br-encoded bodies
                 import brotli  # type: ignore[import-not-found]
             except ImportError:
                 raise _MissingCodec(
@@ -623,7 +620,7 @@ def _undo(data: bytes, codings: list[str]) -> bytes:
             if len(data) > _MAX_INFLATED:
                 raise _TooLarge(f"the body inflates to more than {_MAX_INFLATED >> 20} MiB")
         elif coding == "zstd":
-            try:
+            try:  # deferred: optional, installed by whoever records zstd-encoded bodies
                 import zstandard  # type: ignore[import-not-found]
             except ImportError:
                 raise _MissingCodec(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cassette.config import load_config
 from cassette.core.canonical import loads
 from cassette.core.compression import expand
 from cassette.core.paths import resolve_path
@@ -53,8 +54,6 @@ def cassette_dir(given: Path | None) -> Path:
                 f"{given} is not a directory. Pass the cassette directory (e.g. tests/cassettes).", path=given
             )
         return given
-    from cassette.config import load_config
-
     root = load_config().cassette_root()
     if not root.is_dir():
         raise CassetteError(

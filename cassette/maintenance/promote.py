@@ -42,6 +42,7 @@ from cassette.importers._common import (
     typed_events,
 )
 from cassette.plugins.manager import get_plugin_manager
+from cassette.store.cassettes import load_cassette
 
 NO_RUN = "(no run id)"
 _KEY = re.compile(r"[0-9a-f]{64}")
@@ -532,8 +533,6 @@ def _docstring_safe(text: str) -> str:
 
 def skeleton_source(cassette_path: Path, test_path: Path, *, run: str, trace: Path | str) -> str:
     """The text of a pytest module that replays ``cassette_path`` (valid Python; checked by compiling it)."""
-    from cassette.store.cassettes import load_cassette
-
     recorded = load_cassette(cassette_path)
     lines = []
     first_input: str | None = None

@@ -26,6 +26,7 @@ _builtin_rules: list[SecretRule] | None = None
 
 def _builtin_manager() -> pluggy.PluginManager:
     """A manager holding the built-in plugins alone (no entry points, no config)."""
+    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
     from cassette.plugins import BUILTIN
 
     pm = pluggy.PluginManager("cassette")
@@ -112,6 +113,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
     if _pm is None:
         with _lock:
             if _pm is None:
+                # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
                 from cassette.config import load_config
 
                 config = load_config()

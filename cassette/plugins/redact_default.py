@@ -8,11 +8,14 @@ that the next prompt repeats still replays (redaction never touches match keys).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from cassette.config import load_config
 from cassette.hookspecs import hookimpl
 from cassette.plugins.manager import default_rules, get_plugin_manager
 from cassette.secrets.engine import engine_for
@@ -39,8 +42,6 @@ _BEARER = re.compile(r"\b(Bearer|bearer|BEARER)\s+(?=[A-Za-z._~+/=-]*[0-9])([A-Z
 
 
 def _config_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    from cassette.config import load_config
-
     cfg = load_config()
     lower = lambda names: frozenset(n.lower() for n in names)  # noqa: E731
     return (
@@ -118,9 +119,6 @@ def _redact_url(url: str, names: frozenset[str]) -> str:
 
 def _redact_bytes(value: dict[str, Any], text: Any) -> None:
     """A tool's ``bytes`` result (``{"$bytes": base64}``): its text is redacted like any string."""
-    import base64
-    import binascii
-
     try:
         raw = base64.b64decode(value["$bytes"], validate=True)
     except (binascii.Error, ValueError, TypeError):

@@ -57,7 +57,7 @@ def load_model() -> StaticModel:
 
         load_model().encode(["offers a refund"]).shape  # (1, 256)
     """
-    try:
+    try:  # deferred: the [embeddings] extra (numpy, tokenizers, safetensors), only for this backend
         from model2vec import StaticModel
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer

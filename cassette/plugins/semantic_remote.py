@@ -23,8 +23,12 @@ from typing import Any
 
 import orjson
 
+import cassette
+from cassette.config import load_config
+from cassette.core.meaning import VETO_FACTOR, guard
 from cassette.errors import SemanticBackendError
 from cassette.hookspecs import hookimpl
+from cassette.plugins.semantic_embeddings import split_sentences
 
 JUDGE_PROMPT_VERSION = "cassette-judge-v1"
 JUDGE_PROMPT = f"""[{JUDGE_PROMPT_VERSION}]
@@ -67,8 +71,6 @@ def set_client(client: Any, *, embeddings_model: str | None = None, judge_model:
 
         set_client(OpenAI(base_url="http://127.0.0.1:8765/v1"), judge_model="gpt-4o-mini")
     """
-    import cassette
-
     global _client, _embeddings_model, _judge_model
     with _lock:
         _client = cassette.instrument(client) if client is not None else None
@@ -83,8 +85,6 @@ def _get_client() -> Any:
     with _lock:
         if _client is not None:
             return _client
-    import cassette
-
     session = cassette.current_session()
     key = os.environ.get("OPENAI_API_KEY")
     if not key and not (session is not None and session.replaying):
@@ -94,7 +94,8 @@ def _get_client() -> Any:
             "cassette.plugins.semantic_remote.set_client(OpenAI(...)). Replaying needs no key."
         )
     try:
-        from openai import OpenAI  # an optional dependency (cassette[openai]): any generation, 1.x to 3.x
+        # deferred: an optional dependency (cassette[openai]): any generation, 1.x to 3.x
+        from openai import OpenAI
     except ImportError:
         raise SemanticBackendError(
             "the judge and openai-embeddings backends need the openai package (any of 1.x, 2.x, 3.x): "
@@ -122,8 +123,6 @@ class JudgeBackend:
     default_threshold = 0.5
 
     def score(self, actual: str, expected: str) -> tuple[float, str]:
-        from cassette.config import load_config
-
         model = _judge_model or load_config().judge_model
         response = _get_client().chat.completions.create(
             model=model,
@@ -160,9 +159,6 @@ class OpenAIEmbeddingsBackend:
     default_threshold = 0.6
 
     def score(self, actual: str, expected: str) -> tuple[float, str]:
-        from cassette.core.meaning import VETO_FACTOR, guard
-        from cassette.plugins.semantic_embeddings import split_sentences
-
         sentences = [s for s in split_sentences(actual) if s.strip()]
         texts = [expected, actual, *sentences[:32]]
         response = _get_client().embeddings.create(model=_embeddings_model, input=texts)

@@ -53,7 +53,7 @@ class RecordLock:
             return None  # no usable temp dir: record unlocked, as before
         try:
             if sys.platform == "win32":
-                import msvcrt
+                import msvcrt  # deferred: Windows only
 
                 while True:
                     try:
@@ -62,7 +62,7 @@ class RecordLock:
                     except OSError:
                         time.sleep(0.05)
             else:
-                import fcntl
+                import fcntl  # deferred: POSIX only
 
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         except BaseException:

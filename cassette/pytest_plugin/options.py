@@ -18,6 +18,7 @@ from cassette.config import MODES, Config, clear_config_cache, env_mode, find_py
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteConfigError
 from cassette.maintenance.hygiene import parse_age
+from cassette.plugins.manager import new_plugin_manager, reset_plugin_manager
 from cassette.pytest_plugin import credentials
 from cassette.pytest_plugin.guard import (
     arm_run_guard,
@@ -230,8 +231,6 @@ def start_run(config: pytest.Config, early: EarlyStart | None) -> RunState:
 def check_plugins(cfg: Config) -> None:
     """Load the configured plugins now (import and register, which checks each hook's arguments), so
     a typo is a usage error, not a failure in every test."""
-    from cassette.plugins.manager import new_plugin_manager, reset_plugin_manager
-
     if cfg.plugins:
         try:
             new_plugin_manager(cfg.plugins, cfg.root)
@@ -250,8 +249,6 @@ def end_run(state: RunState) -> None:
             os.environ.pop("CASSETTE_MODE", None)
         else:
             os.environ["CASSETTE_MODE"] = state.saved_env_mode
-    from cassette.plugins.manager import reset_plugin_manager
-
     reset_plugin_manager()
     clear_config_cache()
 

@@ -299,6 +299,9 @@ def compare_text(old: str, new: str, *, backend: str | None = None) -> tuple[str
         compare_text("The capital of France is Paris.", "Paris is the capital of France.")
         # ('reworded', 1.0, 'all 3 expected words found')
     """
+    # deferred: the text guards (core.meaning compiles its word lists, ~15 ms) and the semantic backends
+    # are needed only when two answers differ; every run of the pytest plugin and every `cassette.use`
+    # imports this module (the seam's rerecord review), most never compare a text.
     from cassette.core.meaning import guard
     from cassette.review.semantic import semantic_match
 

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from cassette.config import load_config
 from cassette.errors import CassetteConfigError, SemanticBackendError, UnknownSemanticBackendError
+from cassette.plugins.manager import get_plugin_manager
 
 DEFAULT_BACKEND = "lexical"
 
@@ -108,8 +110,6 @@ _from_config = False  # the current settings came from a pyproject.toml, not fro
 def _apply_config() -> None:
     """Take the default backend and thresholds from ``[tool.cassette]`` when the project changes."""
     global _applied_config, _from_config
-    from cassette.config import load_config
-
     cfg = load_config()
     if cfg is not _applied_config:
         _applied_config = cfg
@@ -128,8 +128,6 @@ def available_backends() -> dict[str, SemanticBackend]:
 
         sorted(available_backends())  # ['embeddings', 'lexical', ...]
     """
-    from cassette.plugins.manager import get_plugin_manager
-
     found: dict[str, SemanticBackend] = {}
     # pluggy calls the last-registered plugin first; walk back so built-ins claim their names first.
     for offered in reversed(get_plugin_manager().hook.cassette_semantic_backends()):

@@ -7,6 +7,7 @@ from pathlib import Path
 from cassette.errors import CassetteError
 from cassette.review.drift import DriftItem, compare_cassettes, regressions
 from cassette.seam.session import Mode, Session, last_session, pending_path
+from cassette.store.cassettes import load_cassette
 
 
 def semantic_drift(
@@ -54,8 +55,6 @@ def semantic_drift(
         if backend is None:
             return regressions(session.drift)
         return regressions(compare_cassettes(session.committed, session.cassette, backend=backend))
-    from cassette.store.cassettes import load_cassette
-
     committed = Path(path)
     pending = pending_path(committed)
     if not pending.exists():

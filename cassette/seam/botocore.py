@@ -88,7 +88,7 @@ def _choose_signer(**_: Any) -> Any:
     session = seam_session()
     if session is None or not session.replaying:
         return None
-    import botocore  # the client's own library, imported already
+    import botocore  # deferred: optional, the client's own library (imported already)
 
     return botocore.UNSIGNED  # the recorded answer needs no signature, and a replay no credentials
 
@@ -250,7 +250,8 @@ def replay_problem(record: dict[str, Any]) -> str | None:
 
 
 def _replayed(record: dict[str, Any], url: str, session: Session, seq: int) -> Any:
-    from botocore.awsrequest import AWSResponse  # the client's own library, imported already
+    # deferred: optional, the client's own library (imported already)
+    from botocore.awsrequest import AWSResponse
 
     try:
         status, headers, chunks = replay_parts(record)

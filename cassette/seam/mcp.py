@@ -76,7 +76,8 @@ def _wire(item: Any) -> dict[str, Any] | None:
 
 
 def _session_message(data: dict[str, Any]) -> Any:
-    from mcp.shared.message import SessionMessage  # the mcp SDK: optional, imported by its caller already
+    # deferred: the mcp SDK, optional (imported by its caller already)
+    from mcp.shared.message import SessionMessage
     from mcp_types import jsonrpc_message_adapter
 
     return SessionMessage(jsonrpc_message_adapter.validate_python(data))
@@ -136,7 +137,7 @@ class _RecordingRead:
         return self
 
     async def __anext__(self) -> Any:
-        import anyio  # the mcp SDK's own dependency
+        import anyio  # deferred: the mcp SDK's own dependency
 
         try:
             return await self.receive()
@@ -229,7 +230,7 @@ async def mcp_transport(transport: Any, *, server: str) -> AsyncIterator[tuple[A
             yield streams
         return
     if session.replaying:
-        import anyio  # the mcp SDK's own dependency
+        import anyio  # deferred: the mcp SDK's own dependency
 
         answers, read = anyio.create_memory_object_stream[Any](math.inf)
         async with answers, read:  # `transport` is never entered: no server process, no connection

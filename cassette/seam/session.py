@@ -42,7 +42,7 @@ from cassette.errors import (
     UnknownModeError,
     UnroutedClientError,
 )
-from cassette.plugins.manager import tokens_of
+from cassette.plugins.manager import get_plugin_manager, tokens_of
 from cassette.seam import netguard
 from cassette.seam.matching import wildcard_match
 from cassette.seam.redaction import redacted
@@ -745,8 +745,6 @@ class Session:
         """Replay, after every key missed: the first unserved recorded call that a provider plugin
         says answers this one (``cassette_fallback_match``: e.g. a call it keyed otherwise in an
         earlier release)."""
-        from cassette.plugins.manager import get_plugin_manager
-
         for matches in get_plugin_manager().hook.cassette_fallback_match(kind=kind, request=request):
             found = self._serve_first(kind, matches) if callable(matches) else None
             if found is not None:

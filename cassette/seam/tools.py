@@ -39,6 +39,7 @@ from cassette.errors import (
     ValueCodecError,
 )
 from cassette.plugins.manager import get_plugin_manager, normalize
+from cassette.seam.session import seam_session
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -1255,7 +1256,6 @@ def _async_tool_wrapper(
     fn: Callable[..., Any], tool_name: str, signature: inspect.Signature | None
 ) -> Callable[..., Any]:
     """`tool` for a coroutine function: each call awaited through the active session's seam."""
-    from cassette.seam.session import seam_session  # the session imports this module's callers
 
     @functools.wraps(fn)
     async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -1289,7 +1289,6 @@ def _tool_wrapper(
     fn: Callable[..., Any], tool_name: str, signature: inspect.Signature | None
 ) -> Callable[..., Any]:
     """`tool` for a plain function: each call made through the active session's seam."""
-    from cassette.seam.session import seam_session  # the session imports this module's callers
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

@@ -20,6 +20,8 @@ where no configured plugin manager is at hand.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 
 from cassette.secrets.registry import (
@@ -79,9 +81,6 @@ def _slack_token(s: str) -> bool:
 
 def _basic_credentials(s: str) -> bool:
     """A Basic value that decodes to ``user:password`` text with a real password."""
-    import base64
-    import binascii
-
     try:
         text = base64.b64decode(s + "=" * (-len(s) % 4), validate=True).decode("utf-8")
     except (binascii.Error, ValueError):

@@ -30,14 +30,18 @@ def record_then_replay(name: str, monkeypatch: Any) -> list[dict[str, Any]]:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.openai_base_url)
         monkeypatch.setenv("OPENAI_API_BASE", srv.openai_base_url)  # litellm's name for it
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.anthropic_base_url)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)  # google-genai's; it adds the API version
+        monkeypatch.delenv("GOOGLE_API_KEY", raising=False)  # google-genai prefers it to GEMINI_API_KEY
         monkeypatch.setenv("OPENAI_API_KEY", "sk-recipe")
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-recipe")
+        monkeypatch.setenv("GEMINI_API_KEY", "gemini-recipe")
         _run(code, name)
         seen = len(srv.requests)
         srv.stop()
         assert seen > 0
         monkeypatch.setenv("OPENAI_API_KEY", "no-key-needed-on-replay")
         monkeypatch.setenv("ANTHROPIC_API_KEY", "no-key-needed-on-replay")
+        monkeypatch.setenv("GEMINI_API_KEY", "no-key-needed-on-replay")
         _run(code, name)  # the server is stopped: everything comes from the cassette
         assert len(srv.requests) == seen
     requests = []

@@ -249,3 +249,78 @@ def test_a_wrong_password_is_a_miss_not_the_recorded_answer(tmp_path: Path) -> N
     assert "not served" in message
     with cassette.using(path, mode="replay"):
         assert login("bob", "CorrectHorse42!battery") == {"ok": True}
+
+
+# -- a recorded HTTP error's request ------------------------------------------------------------
+
+ERR_SECRETS = {name: _value(32) for name in ("auth", "x-api-key", "azure", "gitlab", "query", "code", "sdk")}
+
+
+def _fail_with_secrets(base: str) -> None:
+    """Raise an HTTPStatusError whose request carries secret headers and secret query parameters."""
+    import httpx
+
+    headers = {
+        "authorization": f"Bearer {ERR_SECRETS['auth']}",
+        "x-api-key": ERR_SECRETS["x-api-key"],
+        "ocp-apim-subscription-key": ERR_SECRETS["azure"],
+        "private-token": ERR_SECRETS["gitlab"],
+    }
+    query = f"subscription-key={ERR_SECRETS['query']}&code={ERR_SECRETS['code']}&page=2"
+    with httpx.Client(headers=headers) as client:
+        client.get(f"{base}/v1/no-such-endpoint?{query}").raise_for_status()
+
+
+@cassette.tool
+def call_partner(base: str) -> str:
+    _fail_with_secrets(base)
+    return "unreachable"
+
+
+@cassette.tool
+def ask_model(base: str) -> str:
+    from openai import OpenAI
+
+    client = OpenAI(
+        base_url=base,
+        api_key=OPENAI,
+        max_retries=0,
+        default_headers={"ocp-apim-subscription-key": ERR_SECRETS["sdk"]},
+        default_query={"api-key": ERR_SECRETS["sdk"]},
+    )
+    client.models.list()
+    return "unreachable"
+
+
+def test_a_recorded_http_error_keeps_no_secret_of_its_request(
+    tmp_path: Path, devserver: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import httpx
+    import openai
+
+    secrets = [*ERR_SECRETS.values(), OPENAI]
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        with pytest.raises(httpx.HTTPStatusError):
+            call_partner(devserver.url)
+        devserver.fail_next(1, 401)
+        with pytest.raises(openai.AuthenticationError) as live:
+            ask_model(devserver.openai_base_url)
+    assert ERR_SECRETS["sdk"] in str(live.value.request.url)  # the live error is the real one
+    written = b"".join(_raw(f.read_bytes()) for f in _written(tmp_path))
+    assert [s[-4:] for s in secrets if s.encode() in written] == []
+    assert Scanner(default_rules()).scan_file(path) == []
+
+    with cassette.using(path, mode="replay"):
+        with pytest.raises(httpx.HTTPStatusError) as partner:
+            call_partner(devserver.url)
+        with pytest.raises(openai.AuthenticationError) as sdk:
+            ask_model(devserver.openai_base_url)
+    shown = []
+    for exc in (partner.value, sdk.value):
+        shown += [str(exc), repr(exc), str(exc.request.url), repr(dict(exc.request.headers))]
+        print(exc)
+    shown.append(capsys.readouterr().out)
+    assert [s[-4:] for s in secrets if any(s in text for text in shown)] == []
+    assert "subscription-key=<redacted>" in str(partner.value)  # the message's URL, redacted in place
+    assert partner.value.request.headers["ocp-apim-subscription-key"] == "<redacted>"

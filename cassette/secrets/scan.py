@@ -33,6 +33,7 @@ from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CompressedDataError
 from cassette.secrets.engine import Engine, resolve_overlaps
 from cassette.secrets.lists import list_hits
+from cassette.secrets.masking import masked_text
 from cassette.secrets.redact import Stream, joined, redact_text
 from cassette.secrets.registry import describes, plural_secret_name, says_password
 from cassette.secrets.rules import SecretRule, fingerprint, mask
@@ -870,22 +871,6 @@ def _collect_bytes(node: dict[str, Any], path: tuple[str | int, ...], key: str |
         out.encoded[j] = value
 
 
-def _masked_key(key: str, engine: Engine) -> str:
-    """``key`` with each secret in it replaced by its masked form (``sk-proj-…5uX8``)."""
-    data = key.encode("utf-8", "surrogatepass")
-    hits = engine.hits(data)
-    if not hits:
-        return key
-    out: list[str] = []
-    pos = 0
-    for i, s, e in hits:
-        out.append(data[pos:s].decode("utf-8", "replace"))
-        out.append(mask(engine.rules[i], data[s:e].decode("utf-8", "replace")))
-        pos = e
-    out.append(data[pos:].decode("utf-8", "replace"))
-    return "".join(out)
-
-
 class _Only:
     """What :func:`_collect` keeps: strings holding a literal (and their sizes), keys holding a keyword."""
 
@@ -901,7 +886,7 @@ def _format_path(parts: tuple[str | int, ...], engine: Engine | None = None) -> 
     out: list[str] = []
     for p in parts:
         if engine is not None and isinstance(p, str) and len(p) >= 16:
-            p = _masked_key(p, engine)
+            p = masked_text(p, engine, fingerprints=False)
         if isinstance(p, int):
             out.append(f"[{p}]")
         elif _IDENT.match(p):

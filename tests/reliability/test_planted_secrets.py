@@ -10,6 +10,7 @@ files, and the printed outputs (the scan's findings, a miss) must hold no raw se
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import random
@@ -324,3 +325,76 @@ def test_a_recorded_http_error_keeps_no_secret_of_its_request(
     assert [s[-4:] for s in secrets if any(s in text for text in shown)] == []
     assert "subscription-key=<redacted>" in str(partner.value)  # the message's URL, redacted in place
     assert partner.value.request.headers["ocp-apim-subscription-key"] == "<redacted>"
+
+
+# -- a PEM key in a multipart upload ------------------------------------------------------------
+
+PEM = next(s for s in SAMPLES if s.rule == "private-key").secret
+
+
+def _pem_leaks(data: bytes) -> list[str]:
+    """Each line of the PEM key's body found in ``data``, as written, JSON-escaped or percent-escaped."""
+    text = data.decode("utf-8", "replace")
+    forms = (text, text.replace("\\n", "\n"), text.replace("%0A", "\n").replace("%0D", "\r"))
+    body = [line for line in PEM.splitlines() if "-----" not in line]
+    return [line[-6:] for line in body if any(line in form for form in forms)]
+
+
+def _upload(devserver: Any, openai_client: Any) -> None:
+    import httpx
+
+    http = cassette.instrument(httpx.Client())
+    http.post(  # a generic (kind: http) upload: a field and a file whose name holds the key
+        f"{devserver.url}/upload/keys",
+        data={"note": PEM},
+        files={"key": (PEM, PEM.encode(), "application/x-pem-file"), "also": (None, f"key:\n{PEM}")},
+    )
+    openai_client.audio.transcriptions.create(  # an SDK's upload: its prompt field and its file's name
+        model="whisper-1", prompt=PEM, file=(f"{PEM}.wav", b"RIFF\x24\x00\x00\x00WAVEfmt ", "audio/wav")
+    )
+
+
+@pytest.mark.parametrize("location", ["plain", "failed", "pending"])
+def test_a_pem_key_in_a_multipart_field_or_filename_never_reaches_disk(
+    tmp_path: Path, location: str, devserver: Any, openai_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cassette.cli import main
+
+    path = tmp_path / "c.json"
+    if location == "pending":
+        with cassette.using(path, mode="record"):
+            _upload(devserver, openai_client)
+    mode = "rerecord" if location == "pending" else "record"
+    with pytest.raises(RuntimeError) if location == "failed" else contextlib.nullcontext():
+        with cassette.using(path, mode=mode):
+            _upload(devserver, openai_client)
+            if location == "failed":
+                raise RuntimeError("the agent failed")
+    files = _written(tmp_path)
+    assert any(f.name.endswith(f".{location}.json") for f in files) or location == "plain"
+    assert {f.name: _pem_leaks(_raw(f.read_bytes())) for f in files} == {f.name: [] for f in files}
+    assert [finding for f in files for finding in Scanner(default_rules()).scan_file(f)] == []
+    capsys.readouterr()
+    if location != "failed":
+        assert main(["show", str(path)]) == 0
+    if location == "plain":  # redacted where it was, so the upload still replays by its parts
+        text = path.read_text()
+        assert '"filename": "<redacted:private-key>"' in text and '"prompt": "<redacted:private-key>"' in text
+        assert '"filename": "<redacted:private-key>.wav"' in text
+    assert main(["scan", str(tmp_path)]) == 0
+    assert _pem_leaks(capsys.readouterr().out.encode()) == []
+
+
+def test_the_scan_finds_a_pem_key_in_a_raw_multipart_body() -> None:
+    import httpx
+
+    request = httpx.Request(
+        "POST",
+        "https://files.example.com/upload",
+        data={"note": PEM},
+        files={"key": (PEM, b"x", "text/plain")},
+    )
+    body = request.read().decode()
+    findings = Scanner(default_rules()).scan(body, "body.txt")
+    assert {f.rule for f in findings} == {"private-key"} and len(findings) == 2  # the field, the filename
+    assert _pem_leaks("\n".join(map(str, findings)).encode()) == []

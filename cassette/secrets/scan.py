@@ -307,13 +307,14 @@ class Scanner:
             and not _keyword_list(raw, keyword_cands)
             and not _escaped_yaml_list(raw, keyword_cands)
         )
-        # a cassette with a streamed response whose events carry deltas: a secret may be split over
-        # them (neither word is ever inside a long base64 run, so the cut text is searched); events
-        # the writer moved to the blob store (every one, when each carries logprobs) may be them
+        # a cassette with a streamed response: a secret may be split over its events' deltas, or
+        # over the `data:` lines of a generic stream (neither word is ever inside a long base64
+        # run, so the cut text is searched); events the writer moved to the blob store (every
+        # one, when each carries logprobs) may be them
         streamed = (
             as_json is not False
             and b'"events"' in short
-            and (b"delta" in short or (blobs is not None and b'"$blob"' in short))
+            and (b"data:" in short or (blobs is not None and b'"$blob"' in short))
         )
         if quiet and not streamed:
             # A decoded string holds its literals as the raw text does, so with no raw hit

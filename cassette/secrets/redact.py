@@ -14,6 +14,7 @@ import orjson
 
 from cassette.core import sse
 from cassette.secrets.engine import Engine, Hit, Rules, engine_for, resolve_overlaps
+from cassette.secrets.escapes import escaped_hits, has_escape
 from cassette.secrets.lists import list_hits
 
 __all__ = ["Stream", "joined", "redact_stream", "redact_text"]
@@ -38,6 +39,8 @@ def redact_text(text: str, rules: Rules) -> str:
         listed = list_hits(engine, data, keyword_cands, None)
         if listed:
             hits = resolve_overlaps({*hits, *listed})
+    if has_escape(data):  # JSON in the text: a key partly \u-escaped (`sk-\u0070roj-…`), or a password
+        hits = escaped_hits(engine, data, hits)
     if not hits:
         return text
     out: list[bytes] = []

@@ -32,6 +32,7 @@ from cassette.core.compression import GZIP_MAGIC, gunzip, salvage
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CompressedDataError
 from cassette.secrets.engine import Engine, resolve_overlaps
+from cassette.secrets.escapes import escaped_hits, has_escape, unescape
 from cassette.secrets.lists import list_hits
 from cassette.secrets.masking import masked_text
 from cassette.secrets.redact import Stream, joined, redact_text
@@ -332,6 +333,10 @@ class Scanner:
             except orjson.JSONDecodeError:
                 doc = None
         if not isinstance(doc, dict | list):
+            if has_escape(short):  # a text holding JSON: a key partly \u-escaped in it
+                hits = escaped_hits(engine, raw, raw_hits)
+                if hits is not raw_hits:
+                    return [self._row(i, unescape(raw[s:e]), lines.line(s), None) for i, s, e in hits]
             return raw_rows
         try:
             rows = [] if quiet else self._scan_decoded(doc, raw, lines, _holding(raw, cands, short))
@@ -397,9 +402,11 @@ class Scanner:
             listed = list_hits(engine, data, keyword_cands, starts)
             if listed:
                 hits = resolve_overlaps({*hits, *listed})
+        if has_escape(data):  # a string holding JSON (an SSE event): a key partly \u-escaped in it
+            hits = escaped_hits(engine, data, hits, starts)
         after: dict[bytes, int] = {}
         for i, s, e in hits:
-            secret = data[s:e]
+            secret = unescape(data[s:e])
             seg = bisect_right(starts, s) - 1
             # a secret decoded from base64 is not in the file: its line is the base64 value's
             where = got.encoded[seg].encode() if seg in got.encoded else secret

@@ -398,3 +398,75 @@ def test_the_scan_finds_a_pem_key_in_a_raw_multipart_body() -> None:
     findings = Scanner(default_rules()).scan(body, "body.txt")
     assert {f.rule for f in findings} == {"private-key"} and len(findings) == 2  # the field, the filename
     assert _pem_leaks("\n".join(map(str, findings)).encode()) == []
+
+
+# -- a key partly \u-escaped in JSON text -------------------------------------------------------
+
+AKIA_ESCAPED = "AKIA\\u0049OSF" + AKIA[8:]  # the text spells AKIAIOSF… with one letter escaped
+ESCAPED_JSON = (
+    '{"openai": "sk-\\u0070roj-' + OPENAI[8:] + '", "aws": "' + AKIA_ESCAPED + '", '
+    '"quoted": "\\u201c' + GOOGLE + '\\u201d", "password": "Gr\\u00fc\\u00dfe-Sommer-2024!x"}'
+)
+ESCAPED_TAILS = (OPENAI[8:], AKIA[8:], GOOGLE[4:], "-Sommer-2024!x")  # what is not escaped of each
+
+
+@cassette.tool
+def export_settings() -> str:
+    """A tool returning JSON text it wrote itself, a key partly \\u-escaped in it."""
+    return ESCAPED_JSON
+
+
+@pytest.mark.parametrize("location", ["plain", "compressed", "trace", "failed", "pending"])
+def test_a_key_partly_unicode_escaped_in_json_text_never_reaches_disk(tmp_path: Path, location: str) -> None:
+    root = tmp_path / "cassettes"
+    root.mkdir()
+    path = root / "c.json"
+    if location == "trace":
+        with cassette.trace(root / "run.jsonl"):
+            assert export_settings() == ESCAPED_JSON  # the caller still gets the real text
+    else:
+        if location == "pending":
+            with cassette.using(path, mode="record"):
+                export_settings()
+        with pytest.raises(RuntimeError) if location == "failed" else contextlib.nullcontext():
+            with cassette.using(
+                path,
+                mode="rerecord" if location == "pending" else "record",
+                compress=location == "compressed",
+            ):
+                assert export_settings() == ESCAPED_JSON
+                if location == "failed":
+                    raise RuntimeError("the agent failed")
+    files = _written(root)
+    data = b"".join(_raw(f.read_bytes()) for f in files)
+    assert [t[-4:] for t in ESCAPED_TAILS if t.encode() in data] == []
+    assert b"<redacted:openai-api-key>" in data and b"<redacted:aws-access-key-id>" in data
+    assert [finding for f in files for finding in Scanner(default_rules()).scan_file(f)] == []
+
+
+def test_the_scan_finds_a_key_partly_unicode_escaped() -> None:
+    scanner = Scanner(default_rules())
+    # in a text file (a YAML cassette's body), in a JSON cassette's string, in a generic stream's event
+    event = 'data: {"text": "sk-\\u0070roj-' + OPENAI[8:] + '!"}'
+    cassette_doc = {"interactions": [{"request": {}, "response": {"events": [event, 'data: {"text": "."}']}}]}
+    import json
+
+    for content, name in (
+        (ESCAPED_JSON, "settings.txt"),
+        (f"body:\n  string: '{ESCAPED_JSON}'\n", "vcr.yaml"),
+        (json.dumps({"result": ESCAPED_JSON}), "c.json"),
+        (json.dumps(cassette_doc), "stream.json"),
+    ):
+        findings = scanner.scan(content, name)
+        rules = {f.rule for f in findings}
+        assert "openai-api-key" in rules, (name, findings)
+        if name != "stream.json":
+            assert {"aws-access-key-id", "google-api-key", "password-assignment"} <= rules, (name, findings)
+        printed = "\n".join(map(str, findings))
+        assert [t[-6:] for t in ESCAPED_TAILS if t in printed] == []
+        masked = {f.masked for f in findings}
+        assert f"sk-proj-…{OPENAI[-4:]}" in masked  # the mask and fingerprint are of the decoded key
+    assert redact_text(ESCAPED_JSON, default_rules()) == (
+        '{"openai": "<redacted:openai-api-key>", "aws": "<redacted:aws-access-key-id>", '
+        '"quoted": "\\u201c<redacted:google-api-key>\\u201d", "password": "<redacted:password-assignment>"}'
+    )

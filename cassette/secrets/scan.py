@@ -82,7 +82,7 @@ class Finding:
 
 # Bumped whenever what a scan finds changes without a rule changing (how text, JSON, $bytes or
 # binary content is read): the staged scan's cache keys on it as well as on the rules.
-SCAN_VERSION = 7
+SCAN_VERSION = 8
 
 # A compressed file that does not expand whole: reported as a finding of its own, since the part
 # after the damage cannot be scanned (restoring the file from git or re-recording it clears it).
@@ -284,6 +284,9 @@ class Scanner:
                 return self._scan_binary(raw)
             raw = raw.translate(_CONTROL_AS_SPACE)  # same length: lines and offsets stay
         rows = self._scan_text(raw, as_json, blobs)
+        if b"!binary" in raw:  # a VCR cassette's base64 header or body (`!!binary`; Ruby VCR's `!binary`)
+            known = {(r[0], r[4]) for r in rows}
+            rows.extend(r for r in self._scan_yaml_binary(raw) if (r[0], r[4]) not in known)
         decoded = _base64_file(raw)
         if decoded is not None:
             # one base64 string, a tool's bytes result moved to the blob store: its one line, decoded
@@ -347,6 +350,37 @@ class Scanner:
         if streamed and isinstance(doc, dict):
             rows.extend(self._scan_streams(doc, raw, lines, {(r[0], r[4]) for r in rows}, blobs))
         rows.sort(key=lambda r: (r[1], r[2] or ""))
+        return rows
+
+    def _scan_yaml_binary(self, raw: bytes) -> list[_Row]:
+        """Secrets in YAML ``!!binary`` values (vcrpy writes a header or body that is bytes so; Ruby's
+        VCR a ``!binary`` one): each
+        decoded, a gzipped one expanded, and scanned on the line of its tag. A short one-line value
+        (a header's) is read after the two lines before it, so the rules see its name
+        (``X-Amz-Security-Token:`` then ``- !!binary |``); a longer one as a file of its own."""
+        lines = _LineIndex(raw)
+        rows: list[_Row] = []
+        for m in _YAML_BINARY.finditer(raw):
+            encoded = m.group(1) or m.group(2)
+            try:
+                data = base64.b64decode(b"".join(encoded.split()), validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            if data[:2] == GZIP_MAGIC:
+                try:
+                    data = gunzip(data, _SALVAGE_MAX)
+                except CompressedDataError:
+                    continue
+            line = lines.line(m.start())
+            if len(data) <= _SHORT_VALUE and b"\n" not in data and b"\x00" not in data:
+                start = raw.rfind(b"\n", 0, max(raw.rfind(b"\n", 0, m.start()), 0)) + 1
+                head = raw[start : m.start()]
+                text = head + data
+                for i, s, e in self._engine.hits(text):
+                    if e > len(head):
+                        rows.append(self._row(i, text[s:e], line, None))
+            else:
+                rows.extend((r, line, path, mk, fp) for r, _, path, mk, fp in self._scan_bytes(data, None))
         return rows
 
     def _scan_binary(self, raw: bytes) -> list[_Row]:
@@ -573,6 +607,15 @@ def _printable_runs(data: bytes) -> list[tuple[int, int]]:
 
 
 _BASE64_ALPHABET = (string.ascii_letters + string.digits + "+/").encode()
+
+# A YAML `!!binary` value: a block scalar (`!!binary |` then indented base64 lines) or one on the
+# tag's line (quoted or not)
+_YAML_BINARY = re.compile(
+    rb"!!?binary[ \t]*(?:[|>][-+0-9]*[ \t]*\r?\n((?:[ \t]+[A-Za-z0-9+/=]+[ \t]*(?:\r?\n|\Z))+)"
+    rb"""|["']?([A-Za-z0-9+/=]{4,})["']?)"""
+)
+# a decoded `!!binary` value this short, on one line, is a header's: read after its name
+_SHORT_VALUE = 4096
 
 
 def _base64_file(raw: bytes) -> bytes | None:

@@ -203,12 +203,41 @@ def anthropic_events(key: str) -> list[bytes]:
     return out
 
 
+def generic_events(shape: str, key: str) -> list[bytes]:
+    """A generic API's event stream carrying ``key`` split over its events (none holds it whole):
+
+    - ``fragment``: one JSON document cut over events (``{"text":"my key is ghp_…`` / ``…"}``);
+    - ``json``: an object per event whose ``text`` the client joins, cut mid-key;
+    - ``text``: plain text (the first event's value over two ``data:`` lines).
+    """
+    if shape == "fragment":
+        doc = json.dumps({"text": f"my key is {key}", "done": True}, separators=(",", ":"))
+        cut = doc.index(key) + 11
+        return [
+            b"event: message\ndata: " + doc[:cut].encode() + b"\n\n",
+            b"data: " + doc[cut:].encode() + b"\n\n",
+        ]
+    if shape == "json":
+        text = f"Here it is: {key}. Keep it safe."
+        out = [
+            f"data: {json.dumps({'seq': n, 'text': p})}\n\n".encode() for n, p in enumerate(pieces(text, 10))
+        ]
+        return [*out, b"data: [DONE]\n\n"]
+    first = b"data: Deploy notes:\ndata: the key is \n\n"  # a value over two lines, joined by a newline
+    return [first, *(f"data: {p}\n\n".encode() for p in pieces(f"{key} for now", 10))]
+
+
 class SplitHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: SplitServer
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def do_GET(self) -> None:  # a generic (non-provider) event stream: /events/<shape>
+        events = generic_events(self.path.rsplit("/", 1)[-1], self.server.key)
+        self.server.sent.append(events)
+        self._stream(events)
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
@@ -221,6 +250,9 @@ class SplitHandler(BaseHTTPRequestHandler):
         else:
             events = anthropic_events(key)
         self.server.sent.append(events)
+        self._stream(events)
+
+    def _stream(self, events: list[bytes]) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
@@ -481,3 +513,75 @@ def test_the_pre_commit_scan_of_staged_files_reports_a_split_key(
     assert main(["scan", "--staged"]) == 1
     out = capsys.readouterr().out
     assert "leaky.json" in out and "github-token" in out and "events[1]" in out
+
+
+# --- a generic (non-provider) event stream ----------------------------------------------------------
+
+
+def _read_stream(client: Any, url: str) -> list[str]:
+    with client.stream("GET", url) as response:
+        return [line for line in response.iter_lines() if line]
+
+
+def _data(lines: list[str]) -> str:
+    """The stream's text as a client assembles it: each event's ``text`` where every event is a JSON
+    object, else the ``data:`` values joined (``[DONE]`` left out)."""
+    values = [line.removeprefix("data:").removeprefix(" ") for line in lines if line.startswith("data:")]
+    values = [v for v in values if v != "[DONE]"]
+    try:
+        return "".join(json.loads(v)["text"] for v in values)
+    except (ValueError, TypeError, KeyError):
+        return "".join(values)
+
+
+@pytest.mark.parametrize("shape", ["fragment", "json", "text"])
+@pytest.mark.parametrize("key", [GITHUB, OPENAI], ids=["github", "openai"])
+def test_a_key_split_over_a_generic_streams_events_is_redacted_and_found(
+    tmp_path: Path, server: SplitServer, shape: str, key: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import httpx
+
+    server.key = key
+    client = cassette.instrument(httpx.Client())
+    url = f"{server.url}/events/{shape}"
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        live = _read_stream(client, url)
+    assert key in _data(live)  # the client got the real stream
+    recorded = load_cassette(path)
+    assert recorded.interactions[0].request["kind"] == "http"
+    events = recorded.hydrate(recorded.interactions[0].response)["events"]
+    assert len(events) == len(server.sent[-1])  # event for event: replay hands out as many
+    assert leaks(written(path), key) == []
+    with cassette.using(path, mode="replay"):
+        replayed = _read_stream(client, url)
+    data = _data(replayed)
+    assert "<redacted:" in data and not leaks(data, key)
+    if shape == "fragment":  # the document the client assembles is still JSON
+        assert json.loads(data)["text"].startswith("my key is <redacted:")
+    capsys.readouterr()
+    assert main(["scan", str(path)]) == 0
+
+    # a recording whose events are put back as the server sent them: the scan joins them
+    doc = json.loads(path.read_text())
+    doc["interactions"][0]["response"]["events"] = [e.decode().rstrip("\n") for e in server.sent[-1]]
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    assert key not in path.read_text() and leaks(path.read_text(), key)
+    assert main(["scan", "--format", "json", str(path)]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert len(found) == 1 and found[0]["path"].startswith("interactions[0].response.events[")
+    assert key not in json.dumps(found) and found[0]["masked"].endswith(key[-4:])
+
+
+def test_an_ordinary_generic_stream_is_stored_exactly_as_it_came(tmp_path: Path, server: SplitServer) -> None:
+    import httpx
+
+    server.key = "not-a-secret-at-all, just words"
+    client = cassette.instrument(httpx.Client())
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        for shape in ("fragment", "json", "text"):
+            _read_stream(client, f"{server.url}/events/{shape}")
+    recorded = load_cassette(path)
+    for interaction, sent in zip(recorded.interactions, server.sent, strict=True):
+        assert recorded.hydrate(interaction.response)["events"] == [e.decode().rstrip("\n") for e in sent]

@@ -10,6 +10,9 @@ import base64
 import binascii
 import json
 import re
+from pathlib import Path
+
+import pytest
 
 from tests import thirdparty_secrets as corpus
 
@@ -69,3 +72,57 @@ def test_recall_and_precision_meet_the_targets() -> None:
     total = result["total"]
     assert total["recall"] >= RECALL, f"recall {total['recall']:.3f} < {RECALL}"
     assert total["precision"] >= PRECISION, f"precision {total['precision']:.3f} < {PRECISION}"
+
+
+# -- YAML binary values: decoded and scanned ------------------------------------------------------
+
+SESSION_TOKEN = "IQoJb3JpZ2luX2VjEBoaCXVzLWVhc3QtMSJHMEUCIQD7xK2mPq9Lw4Zr8Tn1Yp6Jd3Hs5Gf0Ce2Ba7VuXo4"
+KEY_ID = "ASIA" + "QYLPMN5HHHFPZAM2"
+OAUTH = "ya29." + "a0AfH6SMBx7Qm2Lk9Vw3Zr8Tn4Yp1Jd6Hs5Gf0Ce2Ba7"
+REQUEST_ID = "6f1c2a9e-0d4b-4c7e-9a3f-2b8d1e5c7a90"
+
+
+def _block(value: bytes, indent: str = "        ") -> str:
+    return "".join(f"{indent}{line}\n" for line in base64.encodebytes(value).decode().splitlines())
+
+
+def test_yaml_binary_headers_and_bodies_are_decoded_and_scanned(capsys: pytest.CaptureFixture[str]) -> None:
+    import gzip
+
+    from cassette.cli import main
+    from cassette.plugins.manager import default_rules
+    from cassette.secrets import Scanner
+
+    scope = "20250301/us-east-1/bedrock/aws4_request"
+    sigv4 = f"AWS4-HMAC-SHA256 Credential={KEY_ID}/{scope}, Signature={'5d2b' * 16}"
+    body = gzip.compress(
+        json.dumps({"access_token": OAUTH, "token_type": "Bearer", "id": REQUEST_ID}).encode()
+    )
+    vcrpy = (
+        "interactions:\n- request:\n    headers:\n      Authorization:\n      - !!binary |\n"
+        + _block(sigv4.encode())
+        + "      X-Amz-Security-Token:\n      - !!binary |\n"
+        + _block(SESSION_TOKEN.encode())
+        + "      amz-sdk-invocation-id:\n      - !!binary |\n"
+        + _block(REQUEST_ID.encode())
+        + f"      content-type: !!binary {base64.b64encode(b'application/json').decode()}\n"
+    )
+    ruby = (
+        "http_interactions:\n- response:\n    body:\n      encoding: ASCII-8BIT\n      string: !binary |-\n"
+    )
+    ruby += _block(body) + "    http_version:\n"
+    scanner = Scanner(default_rules())
+    found = scanner.scan(vcrpy, "vcrpy.yaml")
+    lines = vcrpy.splitlines()
+    tag = lines.index("      X-Amz-Security-Token:") + 2  # the line of its `- !!binary |`
+    assert [(f.rule, f.line) for f in found] == [("aws-access-key-id", 5), ("generic-secret", tag)], found
+    assert found[1].masked == "…" + SESSION_TOKEN[-4:]  # read under its header's name
+    assert [(f.rule, f.line) for f in scanner.scan(ruby, "ruby.yml")] == [("google-oauth-token", 5)]
+    # no UUID, signature or content type is a finding, and nothing printed holds a secret
+    capsys.readouterr()
+    Path("vcrpy.yaml").write_text(vcrpy)
+    Path("ruby.yml").write_text(ruby)
+    assert main(["scan", "vcrpy.yaml", "ruby.yml"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("(fingerprint ") == 3 and REQUEST_ID not in out
+    assert not any(s[6:] in out for s in (SESSION_TOKEN, KEY_ID, OAUTH))

@@ -300,3 +300,49 @@ def test_devserver_calls_through_a_plain_client_are_not_traced_only_instrumented
         ).models.list()
     (line,) = lines(tmp_path / "prod.jsonl")
     assert line["kind"] == "http" and line["request"]["method"] == "GET" and line["run"] == t.run
+
+
+SESSION_TOKEN = "Qm7xT2vK9pL4wR8nZ3bY6cH1jF5dS0gA"  # opaque: redacted under its name, by no format
+
+
+@cassette.tool
+def login(user: str) -> dict[str, str]:
+    return {"user": user, "session_token": SESSION_TOKEN}
+
+
+@cassette.tool
+def list_orders(auth_header: str, note: str) -> list[str]:
+    return ["A1"]
+
+
+def _login_then_list() -> None:
+    token = login("bob")["session_token"]
+    assert token == SESSION_TOKEN  # the caller gets the real value
+    list_orders(f"Session {token}", note=f"called with {token}")  # innocent names: only the spread takes it
+
+
+@pytest.mark.parametrize("how", ["trace()", "CASSETTE_TRACE"])
+def test_a_redaction_spreads_to_the_later_calls_of_the_traced_run(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "prod.jsonl"
+    if how == "trace()":
+        with cassette.trace(path):
+            _login_then_list()
+    else:
+        monkeypatch.setenv("CASSETTE_TRACE", str(path))
+        _login_then_list()
+        assert cassette.trace().flush()
+    raw = path.read_bytes()
+    assert SESSION_TOKEN.encode() not in raw
+    first, second = lines(path)
+    assert first["response"]["result"]["session_token"] == "<redacted>"
+    arguments = second["request"]["arguments"]
+    assert arguments == {"auth_header": "Session <redacted>", "note": "called with <redacted>"}
+    # the key is still the unredacted request's, so a replay of the same run matches
+    live = {
+        "kind": "tool",
+        "name": "list_orders",
+        "arguments": {"auth_header": f"Session {SESSION_TOKEN}", "note": f"called with {SESSION_TOKEN}"},
+    }
+    assert second["key"] == request_key(live)

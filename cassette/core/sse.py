@@ -148,3 +148,17 @@ def data_span(event: str) -> tuple[int, int] | None:
 
 
 _MORE_DATA = re.compile(r"[\r\n]data:")  # a second data line after the first
+
+
+def data_spans(event: str) -> list[tuple[int, int]]:
+    """Where the value of each ``data:`` line lies in an event (``event[start:end]``), in order; a
+    client joins them with ``\n`` into the event's data.
+
+    Example::
+
+        data_spans("id: 1\ndata: a\ndata:b") == [(12, 13), (19, 20)]
+    """
+    return [m.span(1) for m in _DATA_LINE.finditer(event)]
+
+
+_DATA_LINE = re.compile(r"(?:^|(?<=[\r\n]))data: ?([^\r\n]*)")

@@ -13,7 +13,7 @@ import binascii
 import re
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit, urlunsplit
 
 from cassette.config import load_config
 from cassette.hookspecs import hookimpl
@@ -117,6 +117,23 @@ def _redact_url(url: str, names: frozenset[str]) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(pairs, safe="<>"), parts.fragment))
 
 
+# A URL with a query inside a text, up to a quote, a space or a bracket that ends it
+_URL_IN_TEXT = re.compile(r"https?://[^\s'\"<>`]+?\?[^\s'\"<>`]+")
+_QUERY_PAIR = re.compile(r"(?<=[?&])([^=&#]+)=([^&#]*)")
+
+
+def _redact_query_in_place(url: str, names: frozenset[str]) -> str:
+    """A URL found in a text with the value of each secret query parameter made the placeholder, the
+    rest of it as written (not re-encoded: the text around it stays the same)."""
+
+    def one(m: re.Match[str]) -> str:
+        name, value = unquote_plus(m.group(1)), unquote_plus(m.group(2))
+        return f"{m.group(1)}={PLACEHOLDER}" if _secret_query(name, value, names) else m.group()
+
+    head, sep, rest = url.partition("?")
+    return head + sep + _QUERY_PAIR.sub(one, sep + rest)[1:]
+
+
 def _redact_bytes(value: dict[str, Any], text: Any) -> None:
     """A tool's ``bytes`` result (``{"$bytes": base64}``): its text is redacted like any string."""
     try:
@@ -138,6 +155,10 @@ def _walk(
     value: Any, fields: frozenset[str], headers: frozenset[str], query: frozenset[str], text: Any
 ) -> Any:
     if isinstance(value, str):
+        if "?" in value and "://" in value and not value.startswith(("http://", "https://")):
+            # an error's message: `Client error '401' for url 'https://…?subscription-key=…'` (before
+            # the text rules, whose placeholders would end the URL early)
+            value = _URL_IN_TEXT.sub(lambda m: _redact_query_in_place(m.group(), query), value)
         if text is not None:
             value = text(value)
         if "earer " in value and _BEARER.search(value):

@@ -46,7 +46,9 @@ from cassette.plugins.manager import get_plugin_manager, tokens_of
 from cassette.seam import netguard
 from cassette.seam.matching import wildcard_match
 from cassette.seam.redaction import redacted
+from cassette.secrets.masking import masked_diff, masked_text
 from cassette.secrets.placeholders import placeholder_pattern, redacted_key, removed_values, spread_redactions
+from cassette.secrets.rules import rules_from_plugins
 from cassette.store.blobs import BlobStore, default_store_for
 from cassette.store.cassettes import load_cassette, save_cassette, stored_compressed
 from cassette.store.files import not_writable_error, refuse_special
@@ -905,7 +907,7 @@ class Session:
     def _explain_miss(self, kind: str, request: dict[str, Any], key: str) -> CassetteMiss:
         full = resolve_path(self.path)
         shown = redacted(request, kind, "request")
-        what = _describe(kind, shown)
+        what = masked_text(_describe(kind, shown), _message_rules())
         assert self.cassette is not None
         same_key = [i for i in self.cassette.interactions if i.key == key]
         if same_key:
@@ -944,7 +946,9 @@ class Session:
                 lines.append(
                     f"Nearest recorded {kind} call is #{best[1].seq}; it differs in (this call != recorded):"
                 )
-                lines.extend("  " + d for d in format_diff(best[2]))
+                # masked here, whatever redaction did: a live value it keeps (a `token` that does not
+                # look random), a recording made before a rule existed
+                lines.extend("  " + d for d in format_diff(masked_diff(best[2], _message_rules())))
         else:
             lines.append(f"The cassette holds no {kind} calls at all.")
         lines.append(
@@ -1247,6 +1251,11 @@ def _is_within(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _message_rules() -> list[Any]:
+    """The secret rules a message masks with: every ``cassette_secret_rules`` plugin's."""
+    return rules_from_plugins(get_plugin_manager())
 
 
 def _describe(kind: str, request: dict[str, Any]) -> str:

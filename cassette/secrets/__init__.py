@@ -8,6 +8,8 @@
 - :mod:`~cassette.secrets.engine`: a rule list compiled for fast matching;
 - :mod:`~cassette.secrets.scan`: the :class:`Scanner` of files (cassettes, blobs, traces, any text);
 - :mod:`~cassette.secrets.redact`: redaction of text and of streamed responses;
+- :mod:`~cassette.secrets.escapes`: text read with its JSON ``\\u`` escapes decoded (a key partly escaped);
+- :mod:`~cassette.secrets.masking`: secrets masked in a message (a miss's diff), as a finding shows them;
 - :mod:`~cassette.secrets.placeholders`: what redaction leaves, the key of a redacted request, and a
   redacted value spread through the rest of a recording.
 

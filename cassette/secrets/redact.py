@@ -14,6 +14,7 @@ import orjson
 
 from cassette.core import sse
 from cassette.secrets.engine import Engine, Hit, Rules, engine_for, resolve_overlaps
+from cassette.secrets.escapes import escaped_hits, has_escape
 from cassette.secrets.lists import list_hits
 
 __all__ = ["Stream", "joined", "redact_stream", "redact_text"]
@@ -38,6 +39,8 @@ def redact_text(text: str, rules: Rules) -> str:
         listed = list_hits(engine, data, keyword_cands, None)
         if listed:
             hits = resolve_overlaps({*hits, *listed})
+    if has_escape(data):  # JSON in the text: a key partly \u-escaped (`sk-\u0070roj-…`), or a password
+        hits = escaped_hits(engine, data, hits)
     if not hits:
         return text
     out: list[bytes] = []
@@ -58,13 +61,27 @@ class _Piece:
     """One delta of a channel: the parsed object holding its text, the field, and its JSON path."""
 
     event: int
-    holder: dict[str, Any]
-    field: str
+    holder: Any  # the dict (or, in a generic stream, the list) holding the text
+    field: str | int
     path: tuple[str | int, ...]
+    sep = ""  # what the client puts between it and the piece before
 
     @property
     def text(self) -> str:
         return str(self.holder[self.field])
+
+
+@dataclass(slots=True)
+class _DataPiece:
+    """One ``data:`` line of a generic stream's event that is not a JSON object (plain text, or a
+    fragment of a JSON document the client assembles): where its value lies in the event."""
+
+    event: int
+    start: int
+    end: int
+    text: str
+    sep: str  # "\n" after another data line of the same event (the client joins them so), else ""
+    path: tuple[str | int, ...] = ()
 
 
 class Stream:
@@ -74,14 +91,20 @@ class Stream:
     (and its other text fields) or one tool call's ``function.arguments``, per choice and
     tool-call index; a Responses API ``response.….delta`` per event type, output item and
     part; a messages API ``content_block_delta``'s ``text``, ``partial_json`` or ``thinking``,
-    per block index. Events that are not JSON, or of none of these shapes, are in no channel.
+    per block index.
+
+    A generic stream (none of its events of these shapes: an HTTP API's own ``text/event-stream``)
+    has a channel per JSON path of a string in its events that are one JSON object (``{"text":
+    "…"}`` then ``{"text": "…"}``), and one channel of the ``data:`` values of all its other events,
+    in order (plain text, or a JSON document cut over several events: ``{"text":"my key is sk-…`` then
+    ``…"}``), each event's lines joined by ``\n`` as a client joins them.
     """
 
     def __init__(self, events: Sequence[Any]) -> None:
         self.events = events
         # per event in a channel: its text before the JSON, the parsed JSON, the JSON text, the text after
         self.parsed: dict[int, tuple[str, dict[str, Any], str, str]] = {}
-        self.channels: dict[tuple[Any, ...], list[_Piece]] = {}
+        self.channels: dict[tuple[Any, ...], list[_Piece | _DataPiece]] = {}
         for n, event in enumerate(events):
             if type(event) is not str or "delta" not in event:
                 continue  # every delta event of the three APIs names a delta
@@ -93,14 +116,36 @@ class Stream:
                 self.parsed[n] = parsed
                 for channel, holder, field, path in found:
                     self.channels.setdefault(channel, []).append(_Piece(n, holder, field, path))
+        if not self.channels:
+            self._generic(events)
 
-    def hits(self, engine: Engine) -> list[tuple[list[_Piece], bytes, list[int], list[Hit]]]:
+    def _generic(self, events: Sequence[Any]) -> None:
+        """The channels of a stream of no known shape (see the class): strings by JSON path, and
+        the ``data:`` values of every event that is not one JSON object."""
+        data: list[_Piece | _DataPiece] = []
+        for n, event in enumerate(events):
+            if type(event) is not str or "data:" not in event:
+                continue
+            parsed = _sse_json(event) if "{" in event else None
+            if parsed is not None:
+                self.parsed[n] = parsed
+                for path, holder, field in _strings(parsed[1], ()):
+                    self.channels.setdefault(("json", *path), []).append(_Piece(n, holder, field, path))
+                continue
+            for line, (a, b) in enumerate(sse.data_spans(event)):
+                value = event[a:b]
+                if value.strip() != "[DONE]":
+                    data.append(_DataPiece(n, a, b, value, "\n" if line else ""))
+        if data:
+            self.channels[("data",)] = data
+
+    def hits(self, engine: Engine) -> list[tuple[list[_Piece | _DataPiece], bytes, list[int], list[Hit]]]:
         """Per channel of two or more pieces with a secret in its joined text: its pieces, that
         text (UTF-8), where each piece starts in it, and the secrets (offsets in that text)."""
         channels = [pieces for pieces in self.channels.values() if len(pieces) > 1]
         if not channels:
             return []
-        texts = ["".join([p.holder[p.field] for p in pieces]) for pieces in channels]
+        texts = ["".join([p.sep + p.text for p in pieces]) for pieces in channels]
         data, starts = joined(texts)  # one engine pass; a secret never crosses from one channel to the next
         found: dict[int, list[Hit]] = {}
         for i, s, e in engine.hits(data, starts):
@@ -109,8 +154,12 @@ class Stream:
         out = []
         for c, hits in found.items():
             text = texts[c].encode("utf-8", "surrogatepass")
-            sizes = (len(p.text.encode("utf-8", "surrogatepass")) for p in channels[c])
-            out.append((channels[c], text, [0, *accumulate(sizes)][:-1], hits))
+            at, piece_starts = 0, []
+            for p in channels[c]:
+                at += len(p.sep)
+                piece_starts.append(at)
+                at += len(p.text.encode("utf-8", "surrogatepass"))
+            out.append((channels[c], text, piece_starts, hits))
         return out
 
     def redacted(self, engine: Engine) -> list[Any] | None:
@@ -120,7 +169,7 @@ class Stream:
         secret's characters; the following pieces lose theirs (a piece may become empty). Only
         the events so changed are written anew, in the layout their JSON had.
         """
-        changed: dict[int, list[tuple[_Piece, str]]] = {}
+        changed: dict[int, list[tuple[_Piece | _DataPiece, str]]] = {}
         for pieces, data, starts, hits in self.hits(engine):
             spans = [(s, e, f"<redacted:{engine.rules[i].id}>".encode()) for i, s, e in hits]
             for piece, a in zip(pieces, starts):
@@ -132,9 +181,17 @@ class Stream:
             return None
         events = list(self.events)
         for n, edits in changed.items():
+            if n not in self.parsed:  # `data:` lines of a generic stream: each value replaced in place
+                text = events[n]
+                lines = [(piece, new) for piece, new in edits if isinstance(piece, _DataPiece)]
+                for piece, new in sorted(lines, key=lambda edit: -edit[0].start):  # from the end: spans stay
+                    text = text[: piece.start] + new + text[piece.end :]
+                events[n] = text
+                continue
             head, doc, body, tail = self.parsed[n]
             separators, ascii_only = _json_layout(doc, body)
             for piece, new in edits:
+                assert isinstance(piece, _Piece)
                 piece.holder[piece.field] = new
             events[n] = head + json.dumps(doc, separators=separators, ensure_ascii=ascii_only) + tail
         return events
@@ -193,6 +250,18 @@ def _sse_json(event: str) -> tuple[str, dict[str, Any], str, str] | None:
     if type(doc) is not dict:
         return None
     return event[:start], doc, body, event[end:]
+
+
+def _strings(
+    node: Any, path: tuple[str | int, ...]
+) -> Iterable[tuple[tuple[str | int, ...], Any, str | int]]:
+    """Every string under a parsed event of a generic stream: its JSON path, holder and field."""
+    items: Iterable[tuple[Any, Any]] = node.items() if type(node) is dict else enumerate(node)
+    for k, v in items:
+        if type(v) is str:
+            yield (*path, k), node, k
+        elif type(v) in (dict, list):
+            yield from _strings(v, (*path, k))
 
 
 def _scalar(value: Any) -> Any:

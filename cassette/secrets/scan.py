@@ -32,7 +32,9 @@ from cassette.core.compression import GZIP_MAGIC, gunzip, salvage
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CompressedDataError
 from cassette.secrets.engine import Engine, resolve_overlaps
+from cassette.secrets.escapes import escaped_hits, has_escape, unescape
 from cassette.secrets.lists import list_hits
+from cassette.secrets.masking import masked_text
 from cassette.secrets.redact import Stream, joined, redact_text
 from cassette.secrets.registry import describes, plural_secret_name, says_password
 from cassette.secrets.rules import SecretRule, fingerprint, mask
@@ -80,7 +82,7 @@ class Finding:
 
 # Bumped whenever what a scan finds changes without a rule changing (how text, JSON, $bytes or
 # binary content is read): the staged scan's cache keys on it as well as on the rules.
-SCAN_VERSION = 7
+SCAN_VERSION = 8
 
 # A compressed file that does not expand whole: reported as a finding of its own, since the part
 # after the damage cannot be scanned (restoring the file from git or re-recording it clears it).
@@ -282,6 +284,9 @@ class Scanner:
                 return self._scan_binary(raw)
             raw = raw.translate(_CONTROL_AS_SPACE)  # same length: lines and offsets stay
         rows = self._scan_text(raw, as_json, blobs)
+        if b"!binary" in raw:  # a VCR cassette's base64 header or body (`!!binary`; Ruby VCR's `!binary`)
+            known = {(r[0], r[4]) for r in rows}
+            rows.extend(r for r in self._scan_yaml_binary(raw) if (r[0], r[4]) not in known)
         decoded = _base64_file(raw)
         if decoded is not None:
             # one base64 string, a tool's bytes result moved to the blob store: its one line, decoded
@@ -306,13 +311,14 @@ class Scanner:
             and not _keyword_list(raw, keyword_cands)
             and not _escaped_yaml_list(raw, keyword_cands)
         )
-        # a cassette with a streamed response whose events carry deltas: a secret may be split over
-        # them (neither word is ever inside a long base64 run, so the cut text is searched); events
-        # the writer moved to the blob store (every one, when each carries logprobs) may be them
+        # a cassette with a streamed response: a secret may be split over its events' deltas, or
+        # over the `data:` lines of a generic stream (neither word is ever inside a long base64
+        # run, so the cut text is searched); events the writer moved to the blob store (every
+        # one, when each carries logprobs) may be them
         streamed = (
             as_json is not False
             and b'"events"' in short
-            and (b"delta" in short or (blobs is not None and b'"$blob"' in short))
+            and (b"data:" in short or (blobs is not None and b'"$blob"' in short))
         )
         if quiet and not streamed:
             # A decoded string holds its literals as the raw text does, so with no raw hit
@@ -330,6 +336,10 @@ class Scanner:
             except orjson.JSONDecodeError:
                 doc = None
         if not isinstance(doc, dict | list):
+            if has_escape(short):  # a text holding JSON: a key partly \u-escaped in it
+                hits = escaped_hits(engine, raw, raw_hits)
+                if hits is not raw_hits:
+                    return [self._row(i, unescape(raw[s:e]), lines.line(s), None) for i, s, e in hits]
             return raw_rows
         try:
             rows = [] if quiet else self._scan_decoded(doc, raw, lines, _holding(raw, cands, short))
@@ -340,6 +350,37 @@ class Scanner:
         if streamed and isinstance(doc, dict):
             rows.extend(self._scan_streams(doc, raw, lines, {(r[0], r[4]) for r in rows}, blobs))
         rows.sort(key=lambda r: (r[1], r[2] or ""))
+        return rows
+
+    def _scan_yaml_binary(self, raw: bytes) -> list[_Row]:
+        """Secrets in YAML ``!!binary`` values (vcrpy writes a header or body that is bytes so; Ruby's
+        VCR a ``!binary`` one): each
+        decoded, a gzipped one expanded, and scanned on the line of its tag. A short one-line value
+        (a header's) is read after the two lines before it, so the rules see its name
+        (``X-Amz-Security-Token:`` then ``- !!binary |``); a longer one as a file of its own."""
+        lines = _LineIndex(raw)
+        rows: list[_Row] = []
+        for m in _YAML_BINARY.finditer(raw):
+            encoded = m.group(1) or m.group(2)
+            try:
+                data = base64.b64decode(b"".join(encoded.split()), validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            if data[:2] == GZIP_MAGIC:
+                try:
+                    data = gunzip(data, _SALVAGE_MAX)
+                except CompressedDataError:
+                    continue
+            line = lines.line(m.start())
+            if len(data) <= _SHORT_VALUE and b"\n" not in data and b"\x00" not in data:
+                start = raw.rfind(b"\n", 0, max(raw.rfind(b"\n", 0, m.start()), 0)) + 1
+                head = raw[start : m.start()]
+                text = head + data
+                for i, s, e in self._engine.hits(text):
+                    if e > len(head):
+                        rows.append(self._row(i, text[s:e], line, None))
+            else:
+                rows.extend((r, line, path, mk, fp) for r, _, path, mk, fp in self._scan_bytes(data, None))
         return rows
 
     def _scan_binary(self, raw: bytes) -> list[_Row]:
@@ -395,9 +436,11 @@ class Scanner:
             listed = list_hits(engine, data, keyword_cands, starts)
             if listed:
                 hits = resolve_overlaps({*hits, *listed})
+        if has_escape(data):  # a string holding JSON (an SSE event): a key partly \u-escaped in it
+            hits = escaped_hits(engine, data, hits, starts)
         after: dict[bytes, int] = {}
         for i, s, e in hits:
-            secret = data[s:e]
+            secret = unescape(data[s:e])
             seg = bisect_right(starts, s) - 1
             # a secret decoded from base64 is not in the file: its line is the base64 value's
             where = got.encoded[seg].encode() if seg in got.encoded else secret
@@ -564,6 +607,15 @@ def _printable_runs(data: bytes) -> list[tuple[int, int]]:
 
 
 _BASE64_ALPHABET = (string.ascii_letters + string.digits + "+/").encode()
+
+# A YAML `!!binary` value: a block scalar (`!!binary |` then indented base64 lines) or one on the
+# tag's line (quoted or not)
+_YAML_BINARY = re.compile(
+    rb"!!?binary[ \t]*(?:[|>][-+0-9]*[ \t]*\r?\n((?:[ \t]+[A-Za-z0-9+/=]+[ \t]*(?:\r?\n|\Z))+)"
+    rb"""|["']?([A-Za-z0-9+/=]{4,})["']?)"""
+)
+# a decoded `!!binary` value this short, on one line, is a header's: read after its name
+_SHORT_VALUE = 4096
 
 
 def _base64_file(raw: bytes) -> bytes | None:
@@ -870,22 +922,6 @@ def _collect_bytes(node: dict[str, Any], path: tuple[str | int, ...], key: str |
         out.encoded[j] = value
 
 
-def _masked_key(key: str, engine: Engine) -> str:
-    """``key`` with each secret in it replaced by its masked form (``sk-proj-…5uX8``)."""
-    data = key.encode("utf-8", "surrogatepass")
-    hits = engine.hits(data)
-    if not hits:
-        return key
-    out: list[str] = []
-    pos = 0
-    for i, s, e in hits:
-        out.append(data[pos:s].decode("utf-8", "replace"))
-        out.append(mask(engine.rules[i], data[s:e].decode("utf-8", "replace")))
-        pos = e
-    out.append(data[pos:].decode("utf-8", "replace"))
-    return "".join(out)
-
-
 class _Only:
     """What :func:`_collect` keeps: strings holding a literal (and their sizes), keys holding a keyword."""
 
@@ -901,7 +937,7 @@ def _format_path(parts: tuple[str | int, ...], engine: Engine | None = None) -> 
     out: list[str] = []
     for p in parts:
         if engine is not None and isinstance(p, str) and len(p) >= 16:
-            p = _masked_key(p, engine)
+            p = masked_text(p, engine, fingerprints=False)
         if isinstance(p, int):
             out.append(f"[{p}]")
         elif _IDENT.match(p):

@@ -10,6 +10,7 @@ files, and the printed outputs (the scan's findings, a miss) must hold no raw se
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import random
@@ -250,3 +251,223 @@ def test_a_wrong_password_is_a_miss_not_the_recorded_answer(tmp_path: Path) -> N
     assert "not served" in message
     with cassette.using(path, mode="replay"):
         assert login("bob", "CorrectHorse42!battery") == {"ok": True}
+
+
+# -- a recorded HTTP error's request ------------------------------------------------------------
+
+ERR_SECRETS = {name: _value(32) for name in ("auth", "x-api-key", "azure", "gitlab", "query", "code", "sdk")}
+
+
+def _fail_with_secrets(base: str) -> None:
+    """Raise an HTTPStatusError whose request carries secret headers and secret query parameters."""
+    import httpx
+
+    headers = {
+        "authorization": f"Bearer {ERR_SECRETS['auth']}",
+        "x-api-key": ERR_SECRETS["x-api-key"],
+        "ocp-apim-subscription-key": ERR_SECRETS["azure"],
+        "private-token": ERR_SECRETS["gitlab"],
+    }
+    query = f"subscription-key={ERR_SECRETS['query']}&code={ERR_SECRETS['code']}&page=2"
+    with httpx.Client(headers=headers) as client:
+        client.get(f"{base}/v1/no-such-endpoint?{query}").raise_for_status()
+
+
+@cassette.tool
+def call_partner(base: str) -> str:
+    _fail_with_secrets(base)
+    return "unreachable"
+
+
+@cassette.tool
+def ask_model(base: str) -> str:
+    from openai import OpenAI
+
+    client = OpenAI(
+        base_url=base,
+        api_key=OPENAI,
+        max_retries=0,
+        default_headers={"ocp-apim-subscription-key": ERR_SECRETS["sdk"]},
+        default_query={"api-key": ERR_SECRETS["sdk"]},
+    )
+    client.models.list()
+    return "unreachable"
+
+
+def test_a_recorded_http_error_keeps_no_secret_of_its_request(
+    tmp_path: Path, devserver: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import httpx
+    import openai
+
+    secrets = [*ERR_SECRETS.values(), OPENAI]
+    path = tmp_path / "c.json"
+    with cassette.using(path, mode="record"):
+        with pytest.raises(httpx.HTTPStatusError):
+            call_partner(devserver.url)
+        devserver.fail_next(1, 401)
+        with pytest.raises(openai.AuthenticationError) as live:
+            ask_model(devserver.openai_base_url)
+    assert ERR_SECRETS["sdk"] in str(live.value.request.url)  # the live error is the real one
+    written = b"".join(_raw(f.read_bytes()) for f in _written(tmp_path))
+    assert [s[-4:] for s in secrets if s.encode() in written] == []
+    assert Scanner(default_rules()).scan_file(path) == []
+
+    with cassette.using(path, mode="replay"):
+        with pytest.raises(httpx.HTTPStatusError) as partner:
+            call_partner(devserver.url)
+        with pytest.raises(openai.AuthenticationError) as sdk:
+            ask_model(devserver.openai_base_url)
+    shown = []
+    for exc in (partner.value, sdk.value):
+        shown += [str(exc), repr(exc), str(exc.request.url), repr(dict(exc.request.headers))]
+        print(exc)
+    shown.append(capsys.readouterr().out)
+    assert [s[-4:] for s in secrets if any(s in text for text in shown)] == []
+    assert "subscription-key=<redacted>" in str(partner.value)  # the message's URL, redacted in place
+    assert partner.value.request.headers["ocp-apim-subscription-key"] == "<redacted>"
+
+
+# -- a PEM key in a multipart upload ------------------------------------------------------------
+
+PEM = next(s for s in SAMPLES if s.rule == "private-key").secret
+
+
+def _pem_leaks(data: bytes) -> list[str]:
+    """Each line of the PEM key's body found in ``data``, as written, JSON-escaped or percent-escaped."""
+    text = data.decode("utf-8", "replace")
+    forms = (text, text.replace("\\n", "\n"), text.replace("%0A", "\n").replace("%0D", "\r"))
+    body = [line for line in PEM.splitlines() if "-----" not in line]
+    return [line[-6:] for line in body if any(line in form for form in forms)]
+
+
+def _upload(devserver: Any, openai_client: Any) -> None:
+    import httpx
+
+    http = cassette.instrument(httpx.Client())
+    http.post(  # a generic (kind: http) upload: a field and a file whose name holds the key
+        f"{devserver.url}/upload/keys",
+        data={"note": PEM},
+        files={"key": (PEM, PEM.encode(), "application/x-pem-file"), "also": (None, f"key:\n{PEM}")},
+    )
+    openai_client.audio.transcriptions.create(  # an SDK's upload: its prompt field and its file's name
+        model="whisper-1", prompt=PEM, file=(f"{PEM}.wav", b"RIFF\x24\x00\x00\x00WAVEfmt ", "audio/wav")
+    )
+
+
+@pytest.mark.parametrize("location", ["plain", "failed", "pending"])
+def test_a_pem_key_in_a_multipart_field_or_filename_never_reaches_disk(
+    tmp_path: Path, location: str, devserver: Any, openai_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cassette.cli import main
+
+    path = tmp_path / "c.json"
+    if location == "pending":
+        with cassette.using(path, mode="record"):
+            _upload(devserver, openai_client)
+    mode = "rerecord" if location == "pending" else "record"
+    with pytest.raises(RuntimeError) if location == "failed" else contextlib.nullcontext():
+        with cassette.using(path, mode=mode):
+            _upload(devserver, openai_client)
+            if location == "failed":
+                raise RuntimeError("the agent failed")
+    files = _written(tmp_path)
+    assert any(f.name.endswith(f".{location}.json") for f in files) or location == "plain"
+    assert {f.name: _pem_leaks(_raw(f.read_bytes())) for f in files} == {f.name: [] for f in files}
+    assert [finding for f in files for finding in Scanner(default_rules()).scan_file(f)] == []
+    capsys.readouterr()
+    if location != "failed":
+        assert main(["show", str(path)]) == 0
+    if location == "plain":  # redacted where it was, so the upload still replays by its parts
+        text = path.read_text()
+        assert '"filename": "<redacted:private-key>"' in text and '"prompt": "<redacted:private-key>"' in text
+        assert '"filename": "<redacted:private-key>.wav"' in text
+    assert main(["scan", str(tmp_path)]) == 0
+    assert _pem_leaks(capsys.readouterr().out.encode()) == []
+
+
+def test_the_scan_finds_a_pem_key_in_a_raw_multipart_body() -> None:
+    import httpx
+
+    request = httpx.Request(
+        "POST",
+        "https://files.example.com/upload",
+        data={"note": PEM},
+        files={"key": (PEM, b"x", "text/plain")},
+    )
+    body = request.read().decode()
+    findings = Scanner(default_rules()).scan(body, "body.txt")
+    assert {f.rule for f in findings} == {"private-key"} and len(findings) == 2  # the field, the filename
+    assert _pem_leaks("\n".join(map(str, findings)).encode()) == []
+
+
+# -- a key partly \u-escaped in JSON text -------------------------------------------------------
+
+AKIA_ESCAPED = "AKIA\\u0049OSF" + AKIA[8:]  # the text spells AKIAIOSF… with one letter escaped
+ESCAPED_JSON = (
+    '{"openai": "sk-\\u0070roj-' + OPENAI[8:] + '", "aws": "' + AKIA_ESCAPED + '", '
+    '"quoted": "\\u201c' + GOOGLE + '\\u201d", "password": "Gr\\u00fc\\u00dfe-Sommer-2024!x"}'
+)
+ESCAPED_TAILS = (OPENAI[8:], AKIA[8:], GOOGLE[4:], "-Sommer-2024!x")  # what is not escaped of each
+
+
+@cassette.tool
+def export_settings() -> str:
+    """A tool returning JSON text it wrote itself, a key partly \\u-escaped in it."""
+    return ESCAPED_JSON
+
+
+@pytest.mark.parametrize("location", ["plain", "compressed", "trace", "failed", "pending"])
+def test_a_key_partly_unicode_escaped_in_json_text_never_reaches_disk(tmp_path: Path, location: str) -> None:
+    root = tmp_path / "cassettes"
+    root.mkdir()
+    path = root / "c.json"
+    if location == "trace":
+        with cassette.trace(root / "run.jsonl"):
+            assert export_settings() == ESCAPED_JSON  # the caller still gets the real text
+    else:
+        if location == "pending":
+            with cassette.using(path, mode="record"):
+                export_settings()
+        with pytest.raises(RuntimeError) if location == "failed" else contextlib.nullcontext():
+            with cassette.using(
+                path,
+                mode="rerecord" if location == "pending" else "record",
+                compress=location == "compressed",
+            ):
+                assert export_settings() == ESCAPED_JSON
+                if location == "failed":
+                    raise RuntimeError("the agent failed")
+    files = _written(root)
+    data = b"".join(_raw(f.read_bytes()) for f in files)
+    assert [t[-4:] for t in ESCAPED_TAILS if t.encode() in data] == []
+    assert b"<redacted:openai-api-key>" in data and b"<redacted:aws-access-key-id>" in data
+    assert [finding for f in files for finding in Scanner(default_rules()).scan_file(f)] == []
+
+
+def test_the_scan_finds_a_key_partly_unicode_escaped() -> None:
+    scanner = Scanner(default_rules())
+    # in a text file (a YAML cassette's body), in a JSON cassette's string, in a generic stream's event
+    event = 'data: {"text": "sk-\\u0070roj-' + OPENAI[8:] + '!"}'
+    cassette_doc = {"interactions": [{"request": {}, "response": {"events": [event, 'data: {"text": "."}']}}]}
+    import json
+
+    for content, name in (
+        (ESCAPED_JSON, "settings.txt"),
+        (f"body:\n  string: '{ESCAPED_JSON}'\n", "vcr.yaml"),
+        (json.dumps({"result": ESCAPED_JSON}), "c.json"),
+        (json.dumps(cassette_doc), "stream.json"),
+    ):
+        findings = scanner.scan(content, name)
+        rules = {f.rule for f in findings}
+        assert "openai-api-key" in rules, (name, findings)
+        if name != "stream.json":
+            assert {"aws-access-key-id", "google-api-key", "password-assignment"} <= rules, (name, findings)
+        printed = "\n".join(map(str, findings))
+        assert [t[-6:] for t in ESCAPED_TAILS if t in printed] == []
+        masked = {f.masked for f in findings}
+        assert f"sk-proj-…{OPENAI[-4:]}" in masked  # the mask and fingerprint are of the decoded key
+    assert redact_text(ESCAPED_JSON, default_rules()) == (
+        '{"openai": "<redacted:openai-api-key>", "aws": "<redacted:aws-access-key-id>", '
+        '"quoted": "\\u201c<redacted:google-api-key>\\u201d", "password": "<redacted:password-assignment>"}'
+    )

@@ -51,5 +51,6 @@ def test_embeddings_pass_entailments_and_fail_contradictions(embeddings, split: 
     entail, contra = pass_rates(embeddings, read_entailment_pairs(DEFAULT_PAIRS), split)
     difference = entail - contra
     print(f"{split}: entailment-pass {entail:.2f}, contradiction-pass {contra:.2f}, diff {difference:.2f}")
-    # calibration: the target (0.80); held-out: what it measured when the threshold was chosen (0.71)
-    assert difference >= (0.80 if split == "calibration" else 0.70)
+    # calibration: the target (0.80); held-out: what the new held-out half measured when it was written,
+    # before any guard saw it (0.44)
+    assert difference >= (0.80 if split == "calibration" else 0.44)

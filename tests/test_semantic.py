@@ -150,6 +150,93 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
     assert semantic_match(actual, "offers a refund")
 
 
+# --- opposite states and denials ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        ("Your claim was approved.", "denied", "opposite: expected 'denied', answer says 'approved'"),
+        # a third side: still undecided is neither approved nor rejected
+        (
+            "Your visa application is still under review.",
+            "visa application approved",
+            "opposite: expected 'approved', answer says 'under review'",
+        ),
+        (
+            "The export has finished.",
+            "the export failed",
+            "not negated: expected 'export … failed', answer says 'export'",
+        ),
+        (
+            "I've cancelled your plan.",
+            "your plan will renew",
+            "opposite: expected 'renew', answer says 'cancelled'",
+        ),
+        ("Prices went up 5%.", "prices fell 5%", "opposite: expected 'fell', answer says 'went up'"),
+        (
+            "The rent stays at $900.",
+            "the rent increases to $900",
+            "opposite: expected 'increases', answer says 'stays at'",
+        ),
+        (
+            "The key will stop working today.",
+            "the key still works",
+            "opposite: expected 'still works', answer says 'stop working'",
+        ),
+        (
+            "Returns are free of charge.",
+            "returns cost money",
+            "opposite: expected 'cost', answer says 'free of charge'",
+        ),
+    ],
+)
+def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("Returns are free of charge.", "free returns"),  # the phrase is read once: not also "charge"
+        ("It costs $12. Feel free to ask anything.", "costs $12"),  # "feel free" says no price
+        ("The status moved from pending to approved.", "approved"),  # the answer says both sides
+    ],
+)
+def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None
+
+
+def test_the_subject_of_denied_or_failed_is_denied() -> None:
+    assert guard("I've issued a full refund.", "the refund was denied") == (
+        "not negated: expected 'refund … denied', answer says 'refund'"
+    )
+    assert guard("Your refund request has been declined.", "we will refund the item") == (
+        "negated: 'refund … declined'"
+    )
+    assert guard("Your data export is ready.", "the export failed") == (
+        "not negated: expected 'export … failed', answer says 'export'"
+    )
+    # a denial that governs nothing after it denies what came before: "refund refused" = "no refund"
+    assert guard("Sorry, I can't refund this order.", "refund refused") is None
+    # adjectival "failed" denies nothing before it: the account is still locked
+    assert guard("Your account was locked after five failed login attempts.", "account locked") is None
+
+
+def test_an_active_denial_denies_its_object_not_its_subject() -> None:
+    answer = "We could not process your payment: the card was declined by your bank."
+    assert guard(answer, "your bank rejected the card payment") is None
+    assert guard("I declined the budget review.", "accepted the budget review") is not None
+    assert guard("I declined the budget review.", "the budget review was declined") is None
+
+
+def test_except_negates_what_it_names() -> None:
+    answer = "The museum is open every day except Monday."
+    assert guard(answer, "the museum is open on Monday") == "negated: 'except Monday'"
+    assert guard(answer, "open on Tuesday") is not None  # no Tuesday in the answer at all
+    assert guard(answer, "the museum is open every day") is None
+
+
 # --- numbers, amounts, dates, weekdays --------------------------------------------------------
 
 

@@ -51,6 +51,6 @@ def test_embeddings_pass_entailments_and_fail_contradictions(embeddings, split: 
     entail, contra = pass_rates(embeddings, read_entailment_pairs(DEFAULT_PAIRS), split)
     difference = entail - contra
     print(f"{split}: entailment-pass {entail:.2f}, contradiction-pass {contra:.2f}, diff {difference:.2f}")
-    # calibration: the target (0.80); held-out: what the new held-out half measured when it was written,
-    # before any guard saw it (0.44)
-    assert difference >= (0.80 if split == "calibration" else 0.44)
+    # calibration: the target (0.80); held-out: what it measured once the guards and the threshold were
+    # chosen on the calibration half (0.57; 0.44 before, when it was written)
+    assert difference >= (0.80 if split == "calibration" else 0.55)

@@ -237,6 +237,40 @@ def test_except_negates_what_it_names() -> None:
     assert guard(answer, "the museum is open every day") is None
 
 
+def test_up_or_down_a_number_is_a_direction() -> None:
+    answer = "Monthly active users are down 12% from September."
+    assert guard(answer, "active users grew 12%") == "opposite: expected 'grew', answer says 'are down 12'"
+    assert guard(answer, "active users fell 12%") is None
+    assert (
+        guard("Latency is up 30 ms.", "latency dropped")
+        == "opposite: expected 'dropped', answer says 'up 30'"
+    )
+
+
+def test_instead_of_and_rather_than_negate_what_they_name() -> None:
+    answer = "We shipped it by standard post instead of express, so it arrives on Friday."
+    assert guard(answer, "sent by express") == "negated: 'instead of express'"
+    assert guard(answer, "shipped by standard post") is None
+    assert guard("I chose the annual plan rather than the monthly one.", "monthly plan chosen") is not None
+    assert guard("It arrives on Tuesday instead of Monday.", "arrives on Monday") is not None
+
+
+def test_nothing_after_a_verb_denies_it() -> None:
+    assert guard("The fee was waived, so you owe nothing.", "you owe a fee") == "negated: 'owe nothing'"
+    assert guard("The fee was waived, so you owe nothing.", "the fee was waived") is None
+
+
+def test_a_value_said_only_as_what_changed_is_not_the_value() -> None:
+    answer = "The meeting has been moved from Wednesday to Thursday at 3 pm."
+    assert guard(answer, "the meeting is on Wednesday") == (
+        "expected 'Wednesday', answer has it only as what changed ('Wednesday')"
+    )
+    assert guard(answer, "meeting moved to Thursday") is None
+    assert guard(answer, "moved from Wednesday to Thursday") is None  # the expected text says it changed too
+    assert guard("The premium rises from $90 to $140.", "premium drops to $90") is not None
+    assert guard("The museum is open from 9 am to 5 pm.", "opens at 9 am") is None  # a range, not a change
+
+
 # --- numbers, amounts, dates, weekdays --------------------------------------------------------
 
 

@@ -165,6 +165,18 @@ _DENYING = frozenset(stem(w) for w in _words("failed fails denied denies decline
 # "I rejected the invite" (but "declined by your bank", "failed for lack of funds": not the bank, the funds).
 _DENYING_OBJECT = frozenset(stem(w) for w in _words("denied denies declined declines rejected rejects"))
 _PASSIVE = frozenset(_words("is are was were be been being get gets got"))
+# Verbs of change: in their clause, "from X" is the old value ("moved from Wednesday to Thursday").
+_CHANGING = frozenset(
+    stem(w)
+    for w in _words(
+        """
+    change changed changes move moved moves reschedule rescheduled switch switched update updated
+    upgrade upgraded downgrade downgraded raise raised raises lower lowered lowers increase increased
+    increases decrease decreased decreases reduce reduced reduces rise rose fall fell drop dropped go
+    goes went bump bumps bumped
+    """
+    )
+)
 # Before a denying word, these make it an adjective ("the failed payment"), not a verb.
 _DETERMINERS = frozenset(_words("a an the your my our their his her its this that these those"))
 # Words that do not end a clause's first run of content words, its subject ("your refund request").
@@ -223,8 +235,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "admitted allowed permitted",
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
         "refuses forbidden prohibited turned_down",
-        "pending under_review being_processed being_reviewed in_review awaiting_review awaiting_approval "
-        "awaiting_a_decision",
+        "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
+        "awaiting_approval awaiting_a_decision",
     ),
     "refund": ("refund refunded refunds refunding reimbursed credited_back", "charged billed debited"),
     "booking": (
@@ -240,19 +252,19 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "succeeded succeeds successful successfully passed passing went_through completed finished "
         "complete done",
         "failed fails failing failure unsuccessful",
-        "pending in_progress still_running still_processing queued",
+        "pending on_hold in_progress still_running still_processing queued",
     ),
     "switch": ("enabled activated turned_on switched_on", "disabled deactivated turned_off switched_off"),
     "online": (
         "online back_online up_and_running restored back_up recovered",
-        "offline still_down still_out is_down are_down went_down",
+        "offline still_down still_out is_down are_down went_down suspended interrupted",
     ),
     "ongoing": (
         "ongoing continuing still_ongoing",
         "is_over are_over now_over has_ended have_ended resolved",
     ),
     "active": (
-        "active still_active",
+        "is_active are_active still_active remains_active stays_active",
         "deleted closed cancelled canceled terminated deactivated blocked suspended frozen inactive",
     ),
     "works": (
@@ -263,10 +275,10 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "lock": ("locked blocked frozen", "unlocked unblocked"),
     "level": (
         "increase increased increases increasing raise raised raises rise rises rising rose risen higher "
-        "grew grow grows growing go_up goes_up went_up gone_up scaled_up scale_up",
+        "grew grow grows growing go_up goes_up went_up gone_up scaled_up scale_up up_#",
         "decrease decreased decreases decreasing lower lowered lowers reduce reduced reduces reduction "
         "drop dropped drops fell fall falls falling cut go_down goes_down went_down gone_down scaled_down "
-        "scale_down",
+        "scale_down down_# is_down_# are_down_#",
         "unchanged stays_the_same stay_the_same remains_the_same remain_the_same stays_at staying_at "
         "remains_at",
     ),
@@ -278,7 +290,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "timing": ("on_time early", "late delayed overdue running_late"),
     "paid": ("paid", "unpaid is_due are_due still_due outstanding owed"),
     "price": (
-        "free free_of_charge at_no_cost no_charge costs_nothing cost_nothing",
+        "free free_of_charge at_no_cost no_charge costs_nothing cost_nothing waived",
         "cost costs charge charged fee fees",
     ),
     "present": ("received found arrived", "missing lost"),
@@ -295,7 +307,7 @@ for _neutral in ("feel_free", "free_to", "due_to"):  # phrases that say no side:
     _SIDE_OF[_neutral] = ()
 _LONGEST_SIDE = max(form.count("_") + 1 for form in _SIDE_OF)
 _SIDE_FIRST = frozenset(form.split("_", 1)[0] for form in _SIDE_OF)  # most words start no side: skip them
-_SIDE_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|[.!?;:,]")
+_SIDE_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[.!?;:,]")  # a number reads as "#": "up 8%"
 
 
 def _sides(text: str) -> dict[str, str]:
@@ -307,7 +319,8 @@ def _sides(text: str) -> dict[str, str]:
     {'decision:1': 'denied'}
     """
     found: dict[str, str] = {}
-    words = _SIDE_TOKEN.findall(text.replace("’", "'").lower())
+    raw = _SIDE_TOKEN.findall(text.replace("’", "'").lower())
+    words = ["#" if w[0].isdigit() else w for w in raw]
     clause_start = 0
     skip_to = 0  # past the words of a phrase already read ("free of charge" is not also "charge")
     for i, word in enumerate(words):
@@ -328,7 +341,7 @@ def _sides(text: str) -> dict[str, str]:
         if any(w.replace("'", "") in _NEGATIONS or w.endswith("n't") for w in recent):
             continue
         for key in keys:
-            found.setdefault(key, " ".join(words[i : i + size]))
+            found.setdefault(key, " ".join(raw[i : i + size]))
     return found
 
 
@@ -355,6 +368,7 @@ class Analysis:
     numbers: dict[str, str]  # normalised value -> as written ("20" -> "$20")
     names: dict[str, str]  # weekday/month -> as written
     core: frozenset[str]  # the first word each negation governs: what it is about
+    old: frozenset[str]  # numbers and date names said only as what changed ("moved from Monday to ...")
     sides: dict[str, str]  # "family+" / "family-" of each opposite-pair word said positively -> as written
     prefixes: dict[str, tuple[str, ...]]  # first 4 letters -> stems, for the prefix match; filled by _find
 
@@ -380,9 +394,18 @@ def analyse(text: str) -> Analysis:
     numbers: dict[str, str] = {}
     names: dict[str, str] = {}
     core: set[str] = set()
-    _read_clauses(text, order, surface, positive, negated, numbers, names, core)
+    old = _read_clauses(text, order, surface, positive, negated, numbers, names, core)
     return Analysis(
-        tuple(order), surface, frozenset(positive), negated, numbers, names, frozenset(core), _sides(text), {}
+        tuple(order),
+        surface,
+        frozenset(positive),
+        negated,
+        numbers,
+        names,
+        frozenset(core),
+        old,
+        _sides(text),
+        {},
     )
 
 
@@ -395,22 +418,32 @@ def _read_clauses(
     numbers: dict[str, str],
     names: dict[str, str],
     core: set[str],
-) -> None:
+) -> frozenset[str]:
     """Read ``text`` clause by clause for `analyse`, filling its collections (see `Analysis`):
     each content word in order and as written, whether it is said positively, the negation that
-    reaches it, the numbers and date names, and the words each negation governs first."""
+    reaches it, the numbers and date names, and the words each negation governs first. Returns
+    the numbers and names said only as an old value (`Analysis.old`)."""
     r = _Reader(positive, negated, core)
+    old: set[str] = set()  # numbers and names said as an old value ("from $90 to $140", "instead of Monday")
+    current: set[str] = set()  # ... and said otherwise
+    changed = False  # the clause has a verb of change ("moved", "raised"), so "from X" is the old value
+    prev2 = prev = here = ""  # the two tokens before this one, and this one (their keys)
     content, skip = _CONTENT, _SKIP  # locals: this loop is hot
     start = True  # at the start of a sentence, where "May" is the verb ("May I help?")
     # No token spans a space, so tokenising space-separated pieces (cached: answers reuse their words)
     # gives the same tokens as one findall over the text, at a third of the cost.
     for kind, word, payload, tok in chain.from_iterable(map(_piece, text.replace("’", "'").split(" "))):
+        prev2, prev, here = prev, here, word
         was_start, start = start, kind is _STOP
         if kind is skip and word == "may" and tok[0] == "M" and not was_start:
             kind, payload = content, "may"  # "delivered in May": the month, guarded like the others
         if kind is skip:
             r.stopword(word)
+            changed = changed or word == "up" or word == "down"  # "was up from $610 to $616"
+            if (word == "of" and prev == "instead") or (word == "than" and prev == "rather"):
+                r.cue, r.cue_phrase, r.reach, r.adjacent = f"{prev} {word}", True, _SCOPE, True
             continue
+        was_old = (prev == "from" and changed) or (prev == "of" and prev2 == "instead") or prev2 == "rather"
         r.after_and = False
         passive, adjectival = r.last_skip in _PASSIVE, r.last_skip in _DETERMINERS or r.last_number
         r.last_skip, r.last_number = "", kind is _NUMBER
@@ -421,6 +454,8 @@ def _read_clauses(
                 continue
             if payload:
                 names.setdefault(payload, tok)
+                (old if was_old else current).add(payload)
+            changed = changed or word in _CHANGING
             if word not in surface:
                 surface[word] = tok
                 order.append(word)
@@ -429,16 +464,21 @@ def _read_clauses(
             else:
                 r.content(word, tok, was_adjacent)
         elif kind is _NEGATION:
+            if word == "nothing" and r.pending and r.pending[-1][0] == prev:  # "you owe nothing"
+                r.deny_last(tok)
             r.cue, r.cue_phrase, r.reach, r.adjacent = tok, bool(payload), _SCOPE, True
         elif kind is _NUMBER:
             numbers.setdefault(word, tok)
+            (old if was_old else current).add(word)
             r.adjacent = False
             if r.subject:
                 r.subject_open = False
         elif kind is _STOP or kind is _COMMA or kind is _CONTRAST_WORD:
             r.boundary(kind is _COMMA)
+            changed = changed and kind is _COMMA  # "rose by 2%, from $610 to $616"
     r.end_cue()
     positive.update(w for w, _ in r.pending)
+    return frozenset(old - current)
 
 
 class _Reader:
@@ -532,6 +572,12 @@ class _Reader:
         if self.reach == 0:
             self.cue = None
 
+    def deny_last(self, by: str) -> None:
+        """ "you owe nothing", "it costs nothing": the word just before ``by`` is denied."""
+        word, tok = self.pending.pop()
+        self.negated.setdefault(word, f"{tok} {by}")
+        self.core.add(word)
+
     def end_cue(self) -> None:
         """ "refund refused.": a verbal cue that governed nothing denies its subject."""
         if self.cue is not None and self.reach == _SCOPE and not self.cue_phrase:
@@ -596,6 +642,8 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             if key not in have:
                 found = ", ".join(f"'{w}'" for w in have.values()) or "none"
                 veto = veto or f"expected '{written}', answer has {found}"
+            elif key in act.old and key not in exp.old:
+                veto = veto or f"expected '{written}', answer has it only as what changed ('{have[key]}')"
     opposite = _opposite(act.sides, exp.sides)
     missing: list[str] = []
     negation: str | None = None

@@ -145,6 +145,127 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
     assert semantic_match(actual, "offers a refund")
 
 
+# --- opposite states and denials ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        ("Your claim was approved.", "denied", "opposite: expected 'denied', answer says 'approved'"),
+        # a third side: still undecided is neither approved nor rejected
+        (
+            "Your visa application is still under review.",
+            "visa application approved",
+            "opposite: expected 'approved', answer says 'under review'",
+        ),
+        (
+            "The export has finished.",
+            "the export failed",
+            "not negated: expected 'export … failed', answer says 'export'",
+        ),
+        (
+            "I've cancelled your plan.",
+            "your plan will renew",
+            "opposite: expected 'renew', answer says 'cancelled'",
+        ),
+        ("Prices went up 5%.", "prices fell 5%", "opposite: expected 'fell', answer says 'went up'"),
+        (
+            "The rent stays at $900.",
+            "the rent increases to $900",
+            "opposite: expected 'increases', answer says 'stays at'",
+        ),
+        (
+            "The key will stop working today.",
+            "the key still works",
+            "opposite: expected 'still works', answer says 'stop working'",
+        ),
+        (
+            "Returns are free of charge.",
+            "returns cost money",
+            "opposite: expected 'cost', answer says 'free of charge'",
+        ),
+    ],
+)
+def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("Returns are free of charge.", "free returns"),  # the phrase is read once: not also "charge"
+        ("It costs $12. Feel free to ask anything.", "costs $12"),  # "feel free" says no price
+        ("The status moved from pending to approved.", "approved"),  # the answer says both sides
+    ],
+)
+def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None
+
+
+def test_the_subject_of_denied_or_failed_is_denied() -> None:
+    assert guard("I've issued a full refund.", "the refund was denied") == (
+        "not negated: expected 'refund … denied', answer says 'refund'"
+    )
+    assert guard("Your refund request has been declined.", "we will refund the item") == (
+        "negated: 'refund … declined'"
+    )
+    assert guard("Your data export is ready.", "the export failed") == (
+        "not negated: expected 'export … failed', answer says 'export'"
+    )
+    # a denial that governs nothing after it denies what came before: "refund refused" = "no refund"
+    assert guard("Sorry, I can't refund this order.", "refund refused") is None
+    # adjectival "failed" denies nothing before it: the account is still locked
+    assert guard("Your account was locked after five failed login attempts.", "account locked") is None
+
+
+def test_an_active_denial_denies_its_object_not_its_subject() -> None:
+    answer = "We could not process your payment: the card was declined by your bank."
+    assert guard(answer, "your bank rejected the card payment") is None
+    assert guard("I declined the budget review.", "accepted the budget review") is not None
+    assert guard("I declined the budget review.", "the budget review was declined") is None
+
+
+def test_except_negates_what_it_names() -> None:
+    answer = "The museum is open every day except Monday."
+    assert guard(answer, "the museum is open on Monday") == "negated: 'except Monday'"
+    assert guard(answer, "open on Tuesday") is not None  # no Tuesday in the answer at all
+    assert guard(answer, "the museum is open every day") is None
+
+
+def test_up_or_down_a_number_is_a_direction() -> None:
+    answer = "Monthly active users are down 12% from September."
+    assert guard(answer, "active users grew 12%") == "opposite: expected 'grew', answer says 'are down 12'"
+    assert guard(answer, "active users fell 12%") is None
+    assert (
+        guard("Latency is up 30 ms.", "latency dropped")
+        == "opposite: expected 'dropped', answer says 'up 30'"
+    )
+
+
+def test_instead_of_and_rather_than_negate_what_they_name() -> None:
+    answer = "We shipped it by standard post instead of express, so it arrives on Friday."
+    assert guard(answer, "sent by express") == "negated: 'instead of express'"
+    assert guard(answer, "shipped by standard post") is None
+    assert guard("I chose the annual plan rather than the monthly one.", "monthly plan chosen") is not None
+    assert guard("It arrives on Tuesday instead of Monday.", "arrives on Monday") is not None
+
+
+def test_nothing_after_a_verb_denies_it() -> None:
+    assert guard("The fee was waived, so you owe nothing.", "you owe a fee") == "negated: 'owe nothing'"
+    assert guard("The fee was waived, so you owe nothing.", "the fee was waived") is None
+
+
+def test_a_value_said_only_as_what_changed_is_not_the_value() -> None:
+    answer = "The meeting has been moved from Wednesday to Thursday at 3 pm."
+    assert guard(answer, "the meeting is on Wednesday") == (
+        "expected 'Wednesday', answer has it only as what changed ('Wednesday')"
+    )
+    assert guard(answer, "meeting moved to Thursday") is None
+    assert guard(answer, "moved from Wednesday to Thursday") is None  # the expected text says it changed too
+    assert guard("The premium rises from $90 to $140.", "premium drops to $90") is not None
+    assert guard("The museum is open from 9 am to 5 pm.", "opens at 9 am") is None  # a range, not a change
+
+
 # --- numbers, amounts, dates, weekdays --------------------------------------------------------
 
 

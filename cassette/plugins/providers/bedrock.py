@@ -20,6 +20,8 @@ Never in the key (nor stored): the SigV4 ``Authorization``, ``X-Amz-Date``,
 from __future__ import annotations
 
 import base64
+import importlib.util
+import os
 import re
 from typing import Any
 from urllib.parse import unquote
@@ -232,4 +234,26 @@ def _stream_output(events: list[tuple[str, Any]]) -> dict[str, Any]:
     out = _converse_output(content, stop)
     out["error"] = error
     out["truncated"] = out["truncated"] or not ended
+    return out
+
+
+# --- replay with no AWS account ------------------------------------------------------------------
+
+_NO_KEY = "cassette-replay-no-key"
+_PLACEHOLDER_KEYS = {"AWS_ACCESS_KEY_ID": _NO_KEY, "AWS_SECRET_ACCESS_KEY": _NO_KEY}
+
+
+@hookimpl
+def cassette_placeholder_credentials() -> dict[str, str]:
+    if importlib.util.find_spec("botocore") is None:  # no boto3 here: nothing to build
+        return {}
+    # Replaying, the botocore seam signs nothing (botocore.UNSIGNED). Still, boto3.client() needs a
+    # region, and with no credentials found it asks the instance metadata service as the client is
+    # built (a connection the network guard blocks): keys stop that search, and so does
+    # AWS_EC2_METADATA_DISABLED for a profile with none. A profile the user named is left to find its own.
+    out = {"AWS_EC2_METADATA_DISABLED": "true"}
+    # botocore reads AWS_DEFAULT_REGION only; AWS_REGION is what other AWS SDKs read
+    out["AWS_DEFAULT_REGION"] = os.environ.get("AWS_REGION") or "us-east-1"
+    if not os.environ.get("AWS_PROFILE") and not os.environ.get("AWS_ACCESS_KEY_ID"):
+        out.update(_PLACEHOLDER_KEYS)
     return out

@@ -26,6 +26,7 @@ an upload's bytes go to the generic provider as any other body.
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
 from functools import lru_cache
@@ -195,6 +196,14 @@ def cassette_retry_headers(
     # google-genai retries (when given HttpRetryOptions) after its own exponential backoff and reads
     # no retry header: the recorded headers are handed back as they were, for the caller's code
     return headers
+
+
+@hookimpl
+def cassette_placeholder_credentials() -> dict[str, str]:
+    # genai.Client() refuses to build without a key; it reads GOOGLE_API_KEY or GEMINI_API_KEY
+    if os.environ.get("GEMINI_API_KEY"):
+        return {}
+    return {"GOOGLE_API_KEY": "cassette-replay-no-key"}
 
 
 # google-genai re-raises any exception from its HTTP client untouched (its retry loop retries only

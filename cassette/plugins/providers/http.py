@@ -17,7 +17,6 @@ Registered like every provider, but runs last so the specific ones win.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -95,15 +94,6 @@ def cassette_retry_headers(
     request: HttpRequest | None, status: int, headers: list[tuple[str, str]], date: str | None
 ) -> list[tuple[str, str]]:
     return retry.immediate(headers, limit=_MAX_WAIT, sent=date) if sdk_retries(status) else headers
-
-
-@hookimpl
-def cassette_placeholder_credentials() -> dict[str, str]:
-    # google-genai's Client() refuses to build without a key, and its traffic is generic HTTP here
-    # (HttpOptions(httpx_client=cassette.http_client())); it reads either variable
-    if os.environ.get("GEMINI_API_KEY"):
-        return {}
-    return {"GOOGLE_API_KEY": "cassette-replay-no-key"}
 
 
 @hookimpl

@@ -196,21 +196,6 @@ def _event_record(frame: bytes) -> dict[str, Any]:
     }
 
 
-def event_frame(event: Any) -> bytes:
-    """The bytes of a recorded event-stream message (`_event_record` undone).
-
-    Raises TypeError or ValueError for a record of the wrong shape (`replay_problem` reports them).
-    """
-    if not isinstance(event, dict):
-        raise TypeError(f"an event is a {type(event).__name__}, not an object")
-    if "frame" in event:
-        return base64.b64decode(event["frame"], validate=True)
-    headers = event.get("headers")
-    if not isinstance(headers, dict):
-        raise TypeError(f"an event's `headers` is a {type(headers).__name__}, not an object")
-    return eventstream.encode(headers, transport.body_bytes(event))
-
-
 def replay_parts(record: dict[str, Any]) -> tuple[int, dict[str, str], list[bytes]]:
     """What replay hands botocore for a recorded response: its status, headers and body chunks
     (one per event-stream message, or the one body).
@@ -229,7 +214,7 @@ def replay_parts(record: dict[str, Any]) -> tuple[int, dict[str, str], list[byte
         events = record["event_stream"]
         if not isinstance(events, list):
             raise TypeError(f"its `event_stream` is a {type(events).__name__}, not a list")
-        return status, headers, [event_frame(event) for event in events]
+        return status, headers, [transport.event_frame(event) for event in events]
     body = transport.body_bytes(record)
     headers["content-length"] = str(len(body))
     return status, headers, [body]

@@ -24,7 +24,7 @@ import importlib.util
 import os
 import re
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import orjson
 
@@ -92,6 +92,43 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
         out["guardrail"] = [unquote(guardrail.group(1)), unquote(guardrail.group(2))]
         return out
     return None
+
+
+# --- a recorded call made again (a promoted test's skeleton) --------------------------------------
+
+_RUNTIME = "https://bedrock-runtime.us-east-1.amazonaws.com"
+_OPERATIONS = {endpoint: operation for operation, endpoint in _ENDPOINTS.items()}
+
+
+@hookimpl
+def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
+    if not _ours(request):
+        return None
+    endpoint = request.get("endpoint")
+    if endpoint == "apply_guardrail":
+        guardrail = request.get("guardrail")
+        if not isinstance(guardrail, list) or len(guardrail) != 2:
+            return None
+        path = "/guardrail/{}/version/{}/apply".format(*(quote(str(g), safe="") for g in guardrail))
+        fields = ("kind", "provider", "endpoint", "guardrail")
+    elif endpoint in _OPERATIONS and isinstance(request.get("model"), str):
+        path = f"/model/{quote(request['model'], safe='')}/{_OPERATIONS[str(endpoint)]}"
+        fields = ("kind", "provider", "endpoint", "model")
+    else:
+        return None
+    out: dict[str, Any] = {"method": "POST", "url": _RUNTIME + path}
+    if not str(endpoint).startswith("invoke_model"):
+        out["json"] = {k: v for k, v in request.items() if k not in fields}
+        return out
+    body, headers = request.get("body"), request.get("headers")
+    out["headers"] = dict(headers) if isinstance(headers, dict) else {}
+    if isinstance(body, dict) and set(body) == {"base64"}:
+        return None  # a binary body: sent as bytes, which this answer cannot carry
+    # as text, so that no content-type is added to the headers the key holds
+    out["text"] = (
+        body["text"] if isinstance(body, dict) and set(body) == {"text"} else orjson.dumps(body).decode()
+    )
+    return out
 
 
 def _opaque(body: bytes) -> Any:

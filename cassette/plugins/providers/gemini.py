@@ -126,6 +126,48 @@ def _other_sdk_call(request: HttpRequest) -> dict[str, Any] | None:
     return out
 
 
+# --- a recorded call made again (a promoted test's skeleton) --------------------------------------
+
+_API = "https://generativelanguage.googleapis.com/v1beta"
+_VERTEX = "https://aiplatform.googleapis.com/v1/projects/reissued/locations/global"
+_KEY_FIELDS = frozenset({"kind", "provider", "endpoint", "model", "query"})
+
+
+def reissue_path(endpoint: str, model: str) -> str:
+    """The URL `_route` reads back as ``(endpoint, model)``: the Developer API's for its models,
+    Vertex's for an endpoint or another publisher's model."""
+    collection, _, name = model.rpartition("/")
+    if collection in ("tunedModels", "endpoints"):
+        base = _API if collection == "tunedModels" else _VERTEX
+        return f"{base}/{collection}/{urllib.parse.quote(name, safe='')}:{endpoint}"
+    if collection:  # another publisher's model on Vertex: anthropic/claude-…
+        return f"{_VERTEX}/publishers/{collection}/models/{urllib.parse.quote(name, safe='')}:{endpoint}"
+    return f"{_API}/models/{urllib.parse.quote(name, safe='')}:{endpoint}"
+
+
+@hookimpl
+def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
+    if request.get("kind") == "http" and request.get("sdk") == "google-genai":
+        url = request.get("url")
+        if not isinstance(url, str) or not url.startswith("/"):
+            return None
+        out: dict[str, Any] = {"method": request.get("method", "GET"), "url": _API + url}
+        out["headers"] = {"x-goog-api-client": "google-genai-sdk/reissued"}
+        if "json" in request:
+            out["json"] = request["json"]
+    elif request.get("provider") == "gemini" and request.get("endpoint") in _METHODS:
+        model = request.get("model")
+        if not isinstance(model, str) or not model:
+            return None
+        out = {"method": "POST", "url": reissue_path(str(request["endpoint"]), model)}
+        out["json"] = {k: v for k, v in request.items() if k not in _KEY_FIELDS}
+    else:
+        return None
+    if request.get("query"):
+        out["params"] = request["query"]
+    return out
+
+
 # --- what a response means: usage, stream ends, answers ------------------------------------------
 
 

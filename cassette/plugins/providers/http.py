@@ -59,6 +59,29 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any]:
 
 
 @hookimpl(trylast=True)
+def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
+    """A recorded HTTP call as the request that is keyed as it was: an SDK's call (keyed by its
+    path) to a stand-in host, with the headers that name its SDK."""
+    url = request.get("url")
+    if request.get("kind") != "http" or not isinstance(url, str) or "sha256" in request:
+        return None
+    if "multipart" in request:  # its files are kept as their hashes
+        return None
+    out: dict[str, Any] = {"method": request.get("method", "GET")}
+    out["url"] = url if "://" in url else "http://sdk.invalid" + url  # an SDK's call kept only its path
+    if request.get("query"):
+        out["params"] = request["query"]
+    if "json" in request:
+        out["json"] = request["json"]
+    elif "text" in request:
+        out["text"] = request["text"]
+    sdk = request.get("sdk")
+    if isinstance(sdk, str):
+        out["headers"] = {"x-stainless-lang": "python", "user-agent": f"{sdk}/reissued"}
+    return out
+
+
+@hookimpl(trylast=True)
 def cassette_fallback_match(kind: str, request: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
     """An SDK's call keyed by its path (``"url": "/v1/models"``) answered by the recording an
     earlier release made of it under its whole URL (``"https://api.example.com/v1/models"``, no

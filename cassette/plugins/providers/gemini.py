@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from cassette.core import sse
+from cassette.core import retry, sse
 from cassette.core.model import HttpRequest
 from cassette.hookspecs import hookimpl
 from cassette.plugins.providers.wire import llm_request, query
@@ -229,15 +229,35 @@ def cassette_volatile_fields(kind: str) -> list[str]:
     return _VOLATILE if kind != "tool" else []
 
 
+# google-genai's "NextGen" APIs (`client.interactions`, `agents`, `webhooks`, …: its generated
+# `_gaos` client) retry 429s and 5xx by default, after the response's `retry-after-ms`, else its
+# `Retry-After` (seconds or a date), taken as given however long; without one, after a backoff.
+_NEXTGEN = frozenset(
+    {"interactions", "agents", "webhooks", "triggers", "environments", "credentials", "voices", "decisions"}
+)
+
+
+def _nextgen(request: HttpRequest) -> bool:
+    if "google-genai-sdk/" not in (request.header("x-goog-api-client") or ""):
+        return False
+    resource = _RESOURCE.search(request.path)
+    return resource is not None and resource.group(1).partition("/")[0] in _NEXTGEN
+
+
 @hookimpl
 def cassette_retry_headers(
     request: HttpRequest | None, status: int, headers: list[tuple[str, str]], date: str | None
 ) -> list[tuple[str, str]] | None:
-    if request is None or _route(request.path) is None:
+    if request is None:
         return None
-    # google-genai retries (when given HttpRetryOptions) after its own exponential backoff and reads
-    # no retry header: the recorded headers are handed back as they were, for the caller's code
-    return headers
+    if _route(request.path) is not None:
+        # the model calls (and google-genai's other calls) retry, when given HttpRetryOptions, after
+        # the SDK's own exponential backoff (tenacity) and read no retry header: nothing to rewrite,
+        # the recorded headers are handed back as they were, for the caller's code
+        return headers
+    if _nextgen(request):  # no wait it gives up on: every one made none, as the recorded retry followed
+        return retry.immediate(headers, limit=None, sent=date)
+    return None
 
 
 @hookimpl

@@ -33,7 +33,7 @@ from typing import Any
 
 from cassette.core import eventstream
 from cassette.core.model import HttpRequest
-from cassette.errors import CassetteShapeError
+from cassette.errors import CassetteShapeError, UninstrumentableClientError
 from cassette.plugins.manager import normalize_http
 from cassette.seam import transport
 from cassette.seam.session import Session, Slot, seam_session
@@ -67,6 +67,12 @@ def instrument_client(client: Any) -> Any:
 
         client = cassette.instrument(boto3.client("bedrock-runtime", region_name="us-east-1"))
     """
+    if any(cls.__module__.partition(".")[0] == "aiobotocore" for cls in type(client).__mro__):
+        raise UninstrumentableClientError(
+            f"cassette.instrument() cannot route an aiobotocore (async) client, {type(client).__name__}, "
+            "yet: only boto3's own clients are supported. Build the client with boto3.client(...) for "
+            "the calls you record and replay."
+        )
     events = client.meta.events
     service = client.meta.service_model.service_id.hyphenize()
     for event, handler, first in (

@@ -424,7 +424,7 @@ def reissue_recorded_calls(path: Path) -> list[object]:
     recorded = cassette.load_cassette(path)
     results: list[object] = []
     with cassette.http_client() as http:
-        http.headers.pop("accept")  # only the headers the provider plugin names (some key `accept`)
+        http.headers.pop("accept", None)  # only the headers the provider plugin names (some key `accept`)
         for interaction in recorded.interactions:
             request = recorded.hydrate(interaction.request)
             results.append(_reissue(http, interaction.seq, interaction.kind, request))

@@ -105,6 +105,8 @@ def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
     if not _ours(request):
         return None
     endpoint = request.get("endpoint")
+    if not isinstance(endpoint, str):
+        return None
     if endpoint == "apply_guardrail":
         guardrail = request.get("guardrail")
         if not isinstance(guardrail, list) or len(guardrail) != 2:
@@ -112,12 +114,12 @@ def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
         path = "/guardrail/{}/version/{}/apply".format(*(quote(str(g), safe="") for g in guardrail))
         fields = ("kind", "provider", "endpoint", "guardrail")
     elif endpoint in _OPERATIONS and isinstance(request.get("model"), str):
-        path = f"/model/{quote(request['model'], safe='')}/{_OPERATIONS[str(endpoint)]}"
+        path = f"/model/{quote(request['model'], safe='')}/{_OPERATIONS[endpoint]}"
         fields = ("kind", "provider", "endpoint", "model")
     else:
         return None
     out: dict[str, Any] = {"method": "POST", "url": _RUNTIME + path}
-    if not str(endpoint).startswith("invoke_model"):
+    if not endpoint.startswith("invoke_model"):
         out["json"] = {k: v for k, v in request.items() if k not in fields}
         return out
     body, headers = request.get("body"), request.get("headers")

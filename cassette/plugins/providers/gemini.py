@@ -155,11 +155,16 @@ def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
         out["headers"] = {"x-goog-api-client": "google-genai-sdk/reissued"}
         if "json" in request:
             out["json"] = request["json"]
-    elif request.get("provider") == "gemini" and request.get("endpoint") in _METHODS:
-        model = request.get("model")
-        if not isinstance(model, str) or not model:
+    elif request.get("provider") == "gemini":
+        endpoint, model = request.get("endpoint"), request.get("model")
+        if (
+            not isinstance(endpoint, str)
+            or endpoint not in _METHODS
+            or not isinstance(model, str)
+            or not model
+        ):
             return None
-        out = {"method": "POST", "url": reissue_path(str(request["endpoint"]), model)}
+        out = {"method": "POST", "url": reissue_path(str(endpoint), model)}
         out["json"] = {k: v for k, v in request.items() if k not in _KEY_FIELDS}
     else:
         return None

@@ -310,3 +310,22 @@ def cassette_endpoint_url(request: dict[str, Any]) -> str | None:
     Asked by `cassette promote` for the skeleton test it writes, which makes each recorded
     call again until the user's agent takes over. The first non-``None`` result wins.
     """
+
+
+@hookspec(firstresult=True)
+def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The HTTP request that makes a recorded call of yours again (for an API whose URL names
+    more than the endpoint, a body that is not the request minus its ``kind``, ``provider`` and
+    ``endpoint``, or headers in the key; else answer `cassette_endpoint_url`).
+
+    :param request: a recorded call's normalised request (``kind`` ``"llm"`` or ``"http"``).
+    :return: ``{"method", "url"}`` (an absolute URL) with, as needed, ``"params"`` (query
+        pairs), ``"headers"`` (a dict), and ``"json"`` (a body to send as JSON) or ``"text"``
+        (one to send as UTF-8), which `cassette_http_request` keys as the call was keyed when
+        recorded; or ``None`` when the request is not yours, or cannot be made again from its
+        recording (a body kept only as its hash).
+
+    Asked by the skeleton test `cassette promote` writes (through
+    `cassette.maintenance.promote.reissue_request`), which makes each recorded call again until
+    the user's agent takes over; before `cassette_endpoint_url`. The first non-``None`` result wins.
+    """

@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
 import cassette  # noqa: E402
 from cassette import get_plugin_manager  # noqa: E402
 from cassette.core import eventstream  # noqa: E402
+from cassette.errors import UninstrumentableClientError  # noqa: E402
 from cassette.maintenance.verify import verify_paths  # noqa: E402
 from cassette.testing.devserver import DevServer  # noqa: E402
 
@@ -256,6 +257,17 @@ def test_instrument_registers_on_the_client_passed_only(devserver: DevServer) ->
     assert len(cassette.load_cassette(Path("one.json")).interactions) == 1
     # with no active cassette the instrumented client calls the server as before
     assert made.converse(modelId=MODEL, messages=ASK)["stopReason"] == "end_turn"
+
+
+def test_an_aiobotocore_client_is_refused_rather_than_half_routed() -> None:
+    # aiobotocore cannot be installed beside this boto3 (each release pins botocore to its own narrow
+    # range): its AioBaseClient is a BaseClient subclass from the aiobotocore package, as this one is
+    made = boto3.client(
+        "bedrock-runtime", region_name="us-east-1", aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET
+    )
+    made.__class__ = type("AioBaseClient", (type(made),), {"__module__": "aiobotocore.client"})
+    with pytest.raises(UninstrumentableClientError, match=r"aiobotocore \(async\) client.*boto3\.client"):
+        cassette.instrument(made)
 
 
 def test_drift_and_show_read_bedrock_answers_through_the_plugin() -> None:

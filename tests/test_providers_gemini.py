@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -17,7 +20,8 @@ from google.genai import errors, types  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 import cassette  # noqa: E402
-from cassette import get_plugin_manager  # noqa: E402
+from cassette import HttpRequest, get_plugin_manager  # noqa: E402
+from cassette.seam.transport import replay_parts  # noqa: E402
 from cassette.testing.devserver import DevServer  # noqa: E402
 from tests.cli_helpers import run_cli  # noqa: E402
 
@@ -332,6 +336,78 @@ def test_a_miss_reaches_the_caller_untouched_and_is_not_retried() -> None:
             missed = exc
     assert missed is not None and not isinstance(missed, errors.APIError)
     assert "gemini generateContent" in str(missed) and "contents" in str(missed)
+
+
+class _Interactions(BaseHTTPRequestHandler):
+    """Gemini's Interactions API, as far as one create goes: a 429 asking for a wait, then the answer."""
+
+    calls: ClassVar[list[float]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.calls.append(time.monotonic())
+        if len(self.calls) == 1:
+            status, body = (
+                429,
+                {"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}},
+            )
+        else:
+            status, body = (
+                200,
+                {"id": "int_1", "status": "completed", "outputs": [{"type": "text", "text": "hi"}]},
+            )
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        if status == 429:
+            self.send_header("retry-after", "0.05")
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_recorded_interactions_retry_replays_without_its_wait() -> None:
+    # google-genai's NextGen APIs (client.interactions, agents, ...) wait what `retry-after-ms`, else
+    # `Retry-After`, says, however long: replay hands them `retry-after-ms: 1`
+    _Interactions.calls = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Interactions)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with cassette.using("interactions.json", mode="record"):
+            live = client(f"http://127.0.0.1:{server.server_port}").interactions.create(
+                model=MODEL, input="hi"
+            )
+    finally:
+        server.shutdown()
+        server.server_close()
+    waited = _Interactions.calls[1] - _Interactions.calls[0]
+    assert waited >= 0.05  # recording: the SDK waited as the server asked
+    doc = json.loads(Path("interactions.json").read_text())
+    error = doc["interactions"][0]["response"]
+    assert error["status"] == 429 and error["headers"]["retry-after"] == "0.05"
+    error["headers"]["retry-after"] = "300"  # a server that asked for five minutes
+    Path("interactions.json").write_text(json.dumps(doc))
+
+    sent = HttpRequest(
+        "POST", NOWHERE + "/v1beta/interactions", (("x-goog-api-client", "google-genai-sdk/3"),), b""
+    )
+    _, headers, _, _ = replay_parts(error, request=sent)
+    assert ("retry-after-ms", "1") in headers and ("retry-after", "300") in headers  # read first: no wait
+    with cassette.using("interactions.json", mode="replay", unused="error") as session:
+        replayed = client(NOWHERE, api_key=OTHER_KEY).interactions.create(model=MODEL, input="hi")
+    assert replayed.id == live.id == "int_1" and session.stats()["served"] == {"http": 2}
+
+
+def test_a_model_calls_recorded_retry_is_handed_back_as_recorded() -> None:
+    # generate_content & co. retry after the SDK's own backoff (HttpRetryOptions, through tenacity)
+    # and read no header: there is no recorded wait to rewrite (set initial_delay=0, jitter=0 in tests)
+    error = {"status": 429, "headers": {"retry-after": "30", "content-type": "application/json"}, "json": {}}
+    sent = HttpRequest("POST", NOWHERE + f"/v1beta/models/{MODEL}:generateContent", (), b"{}")
+    _, headers, _, _ = replay_parts(error, request=sent)
+    assert headers == [("retry-after", "30"), ("content-type", "application/json")]
 
 
 # --- review: drift, show, scan -----------------------------------------------------------------------

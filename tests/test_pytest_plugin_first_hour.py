@@ -45,14 +45,28 @@ def test_new():
 """
 
 
+# what a replaying run sets besides the two keys the tests set themselves
+NOT_OPENAI_CREDENTIALS = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_DEFAULT_REGION",
+    "AWS_EC2_METADATA_DISABLED",
+    "AWS_SECRET_ACCESS_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
+
+
 @pytest.fixture
 def suite(
     pytester: pytest.Pytester, devserver: DevServer, monkeypatch: pytest.MonkeyPatch
 ) -> pytest.Pytester:
     monkeypatch.setenv("DEVSERVER_URL", devserver.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "AZURE_OPENAI_API_KEY"):  # an outer run's placeholders
+    for name in (*NOT_OPENAI_CREDENTIALS, "AWS_PROFILE", "AWS_REGION"):  # an outer run's placeholders too
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")  # the machine's own
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
     pytester.makepyprojecttoml(PYPROJECT)
     pytester.makepyfile(test_agent=AGENT)
     return pytester
@@ -203,6 +217,7 @@ def test_replay_with_no_key_set_builds_module_level_clients_from_placeholders(
     result.stdout.fnmatch_lines(
         [
             "cassette: placeholder credentials set (replay sends no key): ANTHROPIC_API_KEY, "
+            "AWS_ACCESS_KEY_ID, AWS_DEFAULT_REGION, AWS_EC2_METADATA_DISABLED, AWS_SECRET_ACCESS_KEY, "
             "AZURE_OPENAI_API_KEY, GOOGLE_API_KEY, OPENAI_API_KEY"
         ]
     )
@@ -227,6 +242,7 @@ def test_keys():
     replaying.stdout.fnmatch_lines(
         [
             "cassette: placeholder credentials set (replay sends no key): ANTHROPIC_API_KEY, "
+            "AWS_ACCESS_KEY_ID, AWS_DEFAULT_REGION, AWS_EC2_METADATA_DISABLED, AWS_SECRET_ACCESS_KEY, "
             "AZURE_OPENAI_API_KEY, GOOGLE_API_KEY",  # OPENAI_API_KEY was set
             "*OPENAI=sk-test",
             "ANTHROPIC=cassette-replay-no-key",
@@ -235,6 +251,64 @@ def test_keys():
     recording = suite.runpytest("-p", "no:cacheprovider", "-s", "test_keys.py")  # auto: may record
     recording.stdout.fnmatch_lines(["ANTHROPIC=<unset>"])
     assert "placeholder credentials" not in recording.stdout.str()
+
+
+# boto3 and google-genai clients built at import, with no region, keys or profile anywhere
+AWS_AND_GEMINI = """
+import os
+import boto3
+import pytest
+import cassette
+from google import genai
+from google.genai import types
+
+bedrock = cassette.instrument(boto3.client("bedrock-runtime", endpoint_url=os.environ["DEVSERVER_URL"]))
+gemini = genai.Client(
+    http_options=types.HttpOptions(base_url=os.environ["DEVSERVER_URL"], httpx_client=cassette.http_client())
+)
+
+@pytest.mark.cassette
+def test_new():
+    ask = [{"role": "user", "content": [{"text": "hello there"}]}]
+    said = bedrock.converse(modelId="amazon.nova-lite-v1:0", messages=ask)
+    assert said["output"]["message"]["content"][0]["text"]
+    assert gemini.models.generate_content(model="gemini-2.5-flash", contents="hello there").text
+    print("KEYS=" + os.environ["AWS_ACCESS_KEY_ID"] + "," + os.environ.get("GOOGLE_API_KEY", "-"))
+"""
+
+
+def test_replay_with_no_aws_or_google_credentials_builds_boto3_and_genai_clients(
+    suite: pytest.Pytester, devserver: DevServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("boto3")
+    pytest.importorskip("google.genai")
+    suite.makepyfile(test_agent=AWS_AND_GEMINI)
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "recording-secret",
+        "AWS_DEFAULT_REGION": "eu-west-1",
+        "GEMINI_API_KEY": "recording-key",
+    }.items():
+        monkeypatch.setenv(name, value)
+    recorded = suite.runpytest("-p", "no:cacheprovider", "-s", "--cassette-mode=record")
+    recorded.assert_outcomes(passed=1)
+    recorded.stdout.fnmatch_lines(["*KEYS=AKIAIOSFODNN7EXAMPLE,-*"])
+    assert len(devserver.requests) == 2
+    for name in NOT_OPENAI_CREDENTIALS:
+        monkeypatch.delenv(name, raising=False)
+
+    result = suite.runpytest("-p", "no:cacheprovider", "-s", "--cassette-mode=replay")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "cassette: placeholder credentials set (replay sends no key): ANTHROPIC_API_KEY, "
+            "AWS_ACCESS_KEY_ID, AWS_DEFAULT_REGION, AWS_EC2_METADATA_DISABLED, AWS_SECRET_ACCESS_KEY, "
+            "AZURE_OPENAI_API_KEY, GOOGLE_API_KEY",
+            "*KEYS=cassette-replay-no-key,cassette-replay-no-key*",
+        ]
+    )
+    assert len(devserver.requests) == 2  # replay sent nothing (and asked no metadata service)
+    assert not any(name in os.environ for name in NOT_OPENAI_CREDENTIALS)  # withdrawn
 
 
 def test_on_ci_a_fresh_process_with_no_key_replays_a_module_level_client(

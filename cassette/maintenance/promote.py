@@ -390,6 +390,7 @@ from pathlib import Path
 from typing import Any
 
 import cassette
+from cassette.maintenance.promote import reissue_request
 
 CASSETTE = Path(__file__).parent / {cassette_rel!r}
 
@@ -414,8 +415,6 @@ def test_{name}() -> None:
 
 # --- Delete from here once run_agent() calls your agent. -----------------------------------------------
 
-_LLM_URLS = {llm_urls}
-
 
 def reissue_recorded_calls(path: Path) -> list[object]:
     """Make every recorded call again, in order, through cassette's seam (replay answers them).
@@ -426,6 +425,7 @@ def reissue_recorded_calls(path: Path) -> list[object]:
     recorded = cassette.load_cassette(path)
     results: list[object] = []
     with cassette.http_client() as http:
+        http.headers.pop("accept", None)  # only the headers the provider plugin names (some key `accept`)
         for interaction in recorded.interactions:
             request = recorded.hydrate(interaction.request)
             results.append(_reissue(http, interaction.seq, interaction.kind, request))
@@ -435,25 +435,17 @@ def reissue_recorded_calls(path: Path) -> list[object]:
 def _reissue(http: Any, seq: int, kind: str, request: dict[str, Any]) -> object:
     if kind == "tool":
         return _call_tool(request["name"], request["arguments"])
-    if kind == "llm":
-        body = {{k: v for k, v in request.items() if k not in ("kind", "provider", "endpoint")}}
-        url = _LLM_URLS[(request["provider"], request["endpoint"])]
-        return http.post(url, json=body).text
-    if "sha256" in request:
-        raise NotImplementedError(f"call #{{seq}} had a binary body: your agent must send it")
-    params = [tuple(p) for p in request.get("query", [])]
-    content = request["text"].encode() if "text" in request else None
-    # an SDK's call to an endpoint that is not a model call is keyed by its path and the SDK's name
-    sdk = request.get("sdk")
-    headers = {{"x-stainless-lang": "python", "user-agent": f"{{sdk}}/reissued"}} if sdk else {{}}
-    url = request["url"]  # an SDK's call keeps only its path: httpx (not httpx2) needs a host
+    # the request's provider plugin says which HTTP request is keyed as the recorded one was
+    sent = reissue_request(request)
+    if sent is None:
+        raise NotImplementedError(f"call #{{seq}} cannot be made again from its recording: your agent must")
     response = http.request(
-        request["method"],
-        url if "://" in url else "http://sdk.invalid" + url,
-        params=params,
-        json=request.get("json"),
-        content=content,
-        headers=headers,
+        sent["method"],
+        sent["url"],
+        params=[tuple(pair) for pair in sent.get("params", [])],
+        headers=sent.get("headers"),
+        json=sent.get("json"),
+        content=sent["text"].encode() if "text" in sent else None,
     )
     return response.text
 
@@ -471,6 +463,27 @@ def _call_tool(name: str, arguments: dict[str, object]) -> object:
     except Exception as exc:  # the tool raised when recorded: replay raises the same again
         return exc
 '''
+
+
+def reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The HTTP request that makes a recorded LLM or HTTP call again, keyed as it was recorded, as
+    its provider plugin says (``cassette_reissue_request``, else an LLM call's body POSTed to its
+    ``cassette_endpoint_url``); ``None`` when no plugin can (a body kept only as its hash).
+
+    Called by the skeleton test `promote` writes. Example::
+
+        reissue_request({"kind": "llm", "provider": "acme", "endpoint": "generate", "prompt": "hi"})
+        # {"method": "POST", "url": "https://api.acme.example/v1/generate", "json": {"prompt": "hi"}}
+    """
+    hook = get_plugin_manager().hook
+    sent = hook.cassette_reissue_request(request=request)
+    if sent is not None or request.get("kind") != "llm":
+        return sent if isinstance(sent, dict) else None
+    url = hook.cassette_endpoint_url(request=request)
+    if not isinstance(url, str):
+        return None
+    body = {k: v for k, v in request.items() if k not in ("kind", "provider", "endpoint")}
+    return {"method": "POST", "url": url, "json": body}
 
 
 def _short(value: Any, limit: int = 70) -> str:
@@ -517,15 +530,6 @@ def _call_line(inter: Interaction, request: dict[str, Any]) -> str:
     return f"#{inter.seq} {inter.kind} {request.get('method', '')} {_short(request.get('url', ''), 60)}"
 
 
-def _url_table(urls: dict[tuple[str, str], str]) -> str:
-    """The skeleton's ``_LLM_URLS``: where each recorded (provider, endpoint) is POSTed again, as
-    its provider plugin says (``cassette_endpoint_url``)."""
-    if not urls:
-        return "{}"
-    rows = "".join(f"    {pair!r}: {url!r},\n" for pair, url in sorted(urls.items()))
-    return "{\n" + rows + "}"
-
-
 def _docstring_safe(text: str) -> str:
     # a run id or file name lands in the module docstring: no quotes, backslashes or newlines
     return re.sub(r"[^\w .:@/+()-]", "_", _short(text, 80))
@@ -536,14 +540,8 @@ def skeleton_source(cassette_path: Path, test_path: Path, *, run: str, trace: Pa
     recorded = load_cassette(cassette_path)
     lines = []
     first_input: str | None = None
-    urls: dict[tuple[str, str], str] = {}
-    hook = get_plugin_manager().hook
     for inter in recorded.interactions:
         request = recorded.hydrate(inter.request)
-        if inter.kind == "llm" and isinstance(request, dict):
-            url = hook.cassette_endpoint_url(request=request)
-            if isinstance(url, str):
-                urls[(str(request.get("provider")), str(request.get("endpoint")))] = url
         lines.append(
             "#   " + " ".join(_call_line(inter, request).split())
         )  # one comment line, whatever the data
@@ -562,7 +560,6 @@ def skeleton_source(cassette_path: Path, test_path: Path, *, run: str, trace: Pa
         cassette_rel=Path(rel).as_posix(),
         calls="\n".join(lines) if lines else "#   (no calls)",
         first_input=repr(_short(first_input, 60)) if first_input else "...",
-        llm_urls=_url_table(urls),
         name=name,
     )
     compile(source, str(test_path), "exec")  # a generator bug must not hand the user a broken file

@@ -33,7 +33,7 @@ from typing import Any
 
 from cassette.core import eventstream
 from cassette.core.model import HttpRequest
-from cassette.errors import CassetteShapeError
+from cassette.errors import CassetteShapeError, UninstrumentableClientError
 from cassette.plugins.manager import normalize_http
 from cassette.seam import transport
 from cassette.seam.session import Session, Slot, seam_session
@@ -67,6 +67,12 @@ def instrument_client(client: Any) -> Any:
 
         client = cassette.instrument(boto3.client("bedrock-runtime", region_name="us-east-1"))
     """
+    if any(cls.__module__.partition(".")[0] == "aiobotocore" for cls in type(client).__mro__):
+        raise UninstrumentableClientError(
+            f"cassette.instrument() cannot route an aiobotocore (async) client, {type(client).__name__}, "
+            "yet: only boto3's own clients are supported. Build the client with boto3.client(...) for "
+            "the calls you record and replay."
+        )
     events = client.meta.events
     service = client.meta.service_model.service_id.hyphenize()
     for event, handler, first in (
@@ -196,21 +202,6 @@ def _event_record(frame: bytes) -> dict[str, Any]:
     }
 
 
-def event_frame(event: Any) -> bytes:
-    """The bytes of a recorded event-stream message (`_event_record` undone).
-
-    Raises TypeError or ValueError for a record of the wrong shape (`replay_problem` reports them).
-    """
-    if not isinstance(event, dict):
-        raise TypeError(f"an event is a {type(event).__name__}, not an object")
-    if "frame" in event:
-        return base64.b64decode(event["frame"], validate=True)
-    headers = event.get("headers")
-    if not isinstance(headers, dict):
-        raise TypeError(f"an event's `headers` is a {type(headers).__name__}, not an object")
-    return eventstream.encode(headers, transport.body_bytes(event))
-
-
 def replay_parts(record: dict[str, Any]) -> tuple[int, dict[str, str], list[bytes]]:
     """What replay hands botocore for a recorded response: its status, headers and body chunks
     (one per event-stream message, or the one body).
@@ -229,7 +220,7 @@ def replay_parts(record: dict[str, Any]) -> tuple[int, dict[str, str], list[byte
         events = record["event_stream"]
         if not isinstance(events, list):
             raise TypeError(f"its `event_stream` is a {type(events).__name__}, not a list")
-        return status, headers, [event_frame(event) for event in events]
+        return status, headers, [transport.event_frame(event) for event in events]
     body = transport.body_bytes(record)
     headers["content-length"] = str(len(body))
     return status, headers, [body]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from cassette.core import retry, sse
+from cassette.core import eventstream, retry, sse
 from cassette.core.model import HttpRequest
 from cassette.errors import CassetteError, CassetteShapeError, UninstrumentableClientError
 from cassette.plugins.manager import get_plugin_manager, normalize_http
@@ -218,6 +218,22 @@ def body_bytes(record: dict[str, Any]) -> bytes:
     raise ValueError("it has no body (none of `json`, `text`, `base64`, `events`)")
 
 
+def event_frame(event: Any) -> bytes:
+    """The bytes of a recorded event-stream message, as the botocore seam records one
+    (``{"headers", "json" | "text" | "base64"}``, or ``{"frame"}`` kept as it came).
+
+    Raises TypeError or ValueError for a record of the wrong shape (`replay_problem` reports them).
+    """
+    if not isinstance(event, dict):
+        raise TypeError(f"an event is a {type(event).__name__}, not an object")
+    if "frame" in event:
+        return base64.b64decode(event["frame"], validate=True)
+    headers = event.get("headers")
+    if not isinstance(headers, dict):
+        raise TypeError(f"an event's `headers` is a {type(headers).__name__}, not an object")
+    return eventstream.encode(headers, body_bytes(event))
+
+
 def _recorded_headers(given: Any) -> list[tuple[str, str]]:
     """A record's ``headers`` as the pairs replay hands over (the ones a decoded body makes moot dropped)."""
     if not given:
@@ -286,6 +302,11 @@ def replay_parts(
             raise TypeError(
                 f"its `events[{at}]` is not a string of text ({type(bad).__name__}: {str(bad)[:40]!r})"
             ) from None
+    if "event_stream" in record:  # an AWS event stream (the botocore seam's): one message a chunk
+        messages = record["event_stream"]
+        if not isinstance(messages, list):
+            raise TypeError(f"its `event_stream` is a {type(messages).__name__}, not a list")
+        return status, headers, [event_frame(message) for message in messages], b""
     return status, headers, None, body_bytes(record)
 
 

@@ -20,9 +20,11 @@ Never in the key (nor stored): the SigV4 ``Authorization``, ``X-Amz-Date``,
 from __future__ import annotations
 
 import base64
+import importlib.util
+import os
 import re
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import orjson
 
@@ -90,6 +92,45 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any] | None:
         out["guardrail"] = [unquote(guardrail.group(1)), unquote(guardrail.group(2))]
         return out
     return None
+
+
+# --- a recorded call made again (a promoted test's skeleton) --------------------------------------
+
+_RUNTIME = "https://bedrock-runtime.us-east-1.amazonaws.com"
+_OPERATIONS = {endpoint: operation for operation, endpoint in _ENDPOINTS.items()}
+
+
+@hookimpl
+def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
+    if not _ours(request):
+        return None
+    endpoint = request.get("endpoint")
+    if not isinstance(endpoint, str):
+        return None
+    if endpoint == "apply_guardrail":
+        guardrail = request.get("guardrail")
+        if not isinstance(guardrail, list) or len(guardrail) != 2:
+            return None
+        path = "/guardrail/{}/version/{}/apply".format(*(quote(str(g), safe="") for g in guardrail))
+        fields = ("kind", "provider", "endpoint", "guardrail")
+    elif endpoint in _OPERATIONS and isinstance(request.get("model"), str):
+        path = f"/model/{quote(request['model'], safe='')}/{_OPERATIONS[endpoint]}"
+        fields = ("kind", "provider", "endpoint", "model")
+    else:
+        return None
+    out: dict[str, Any] = {"method": "POST", "url": _RUNTIME + path}
+    if not endpoint.startswith("invoke_model"):
+        out["json"] = {k: v for k, v in request.items() if k not in fields}
+        return out
+    body, headers = request.get("body"), request.get("headers")
+    out["headers"] = dict(headers) if isinstance(headers, dict) else {}
+    if isinstance(body, dict) and set(body) == {"base64"}:
+        return None  # a binary body: sent as bytes, which this answer cannot carry
+    # as text, so that no content-type is added to the headers the key holds
+    out["text"] = (
+        body["text"] if isinstance(body, dict) and set(body) == {"text"} else orjson.dumps(body).decode()
+    )
+    return out
 
 
 def _opaque(body: bytes) -> Any:
@@ -232,4 +273,26 @@ def _stream_output(events: list[tuple[str, Any]]) -> dict[str, Any]:
     out = _converse_output(content, stop)
     out["error"] = error
     out["truncated"] = out["truncated"] or not ended
+    return out
+
+
+# --- replay with no AWS account ------------------------------------------------------------------
+
+_NO_KEY = "cassette-replay-no-key"
+_PLACEHOLDER_KEYS = {"AWS_ACCESS_KEY_ID": _NO_KEY, "AWS_SECRET_ACCESS_KEY": _NO_KEY}
+
+
+@hookimpl
+def cassette_placeholder_credentials() -> dict[str, str]:
+    if importlib.util.find_spec("botocore") is None:  # no boto3 here: nothing to build
+        return {}
+    # Replaying, the botocore seam signs nothing (botocore.UNSIGNED). Still, boto3.client() needs a
+    # region, and with no credentials found it asks the instance metadata service as the client is
+    # built (a connection the network guard blocks): keys stop that search, and so does
+    # AWS_EC2_METADATA_DISABLED for a profile with none. A profile the user named is left to find its own.
+    out = {"AWS_EC2_METADATA_DISABLED": "true"}
+    # botocore reads AWS_DEFAULT_REGION only; AWS_REGION is what other AWS SDKs read
+    out["AWS_DEFAULT_REGION"] = os.environ.get("AWS_REGION") or "us-east-1"
+    if not os.environ.get("AWS_PROFILE") and not os.environ.get("AWS_ACCESS_KEY_ID"):
+        out.update(_PLACEHOLDER_KEYS)
     return out

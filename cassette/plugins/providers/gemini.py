@@ -26,6 +26,7 @@ an upload's bytes go to the generic provider as any other body.
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
 from functools import lru_cache
@@ -33,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from cassette.core import sse
+from cassette.core import retry, sse
 from cassette.core.model import HttpRequest
 from cassette.hookspecs import hookimpl
 from cassette.plugins.providers.wire import llm_request, query
@@ -125,6 +126,53 @@ def _other_sdk_call(request: HttpRequest) -> dict[str, Any] | None:
     return out
 
 
+# --- a recorded call made again (a promoted test's skeleton) --------------------------------------
+
+_API = "https://generativelanguage.googleapis.com/v1beta"
+_VERTEX = "https://aiplatform.googleapis.com/v1/projects/reissued/locations/global"
+_KEY_FIELDS = frozenset({"kind", "provider", "endpoint", "model", "query"})
+
+
+def reissue_path(endpoint: str, model: str) -> str:
+    """The URL `_route` reads back as ``(endpoint, model)``: the Developer API's for its models,
+    Vertex's for an endpoint or another publisher's model."""
+    collection, _, name = model.rpartition("/")
+    if collection in ("tunedModels", "endpoints"):
+        base = _API if collection == "tunedModels" else _VERTEX
+        return f"{base}/{collection}/{urllib.parse.quote(name, safe='')}:{endpoint}"
+    if collection:  # another publisher's model on Vertex: anthropic/claude-…
+        return f"{_VERTEX}/publishers/{collection}/models/{urllib.parse.quote(name, safe='')}:{endpoint}"
+    return f"{_API}/models/{urllib.parse.quote(name, safe='')}:{endpoint}"
+
+
+@hookimpl
+def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
+    if request.get("kind") == "http" and request.get("sdk") == "google-genai":
+        url = request.get("url")
+        if not isinstance(url, str) or not url.startswith("/"):
+            return None
+        out: dict[str, Any] = {"method": request.get("method", "GET"), "url": _API + url}
+        out["headers"] = {"x-goog-api-client": "google-genai-sdk/reissued"}
+        if "json" in request:
+            out["json"] = request["json"]
+    elif request.get("provider") == "gemini":
+        endpoint, model = request.get("endpoint"), request.get("model")
+        if (
+            not isinstance(endpoint, str)
+            or endpoint not in _METHODS
+            or not isinstance(model, str)
+            or not model
+        ):
+            return None
+        out = {"method": "POST", "url": reissue_path(str(endpoint), model)}
+        out["json"] = {k: v for k, v in request.items() if k not in _KEY_FIELDS}
+    else:
+        return None
+    if request.get("query"):
+        out["params"] = request["query"]
+    return out
+
+
 # --- what a response means: usage, stream ends, answers ------------------------------------------
 
 
@@ -186,15 +234,43 @@ def cassette_volatile_fields(kind: str) -> list[str]:
     return _VOLATILE if kind != "tool" else []
 
 
+# google-genai's "NextGen" APIs (`client.interactions`, `agents`, `webhooks`, …: its generated
+# `_gaos` client) retry 429s and 5xx by default, after the response's `retry-after-ms`, else its
+# `Retry-After` (seconds or a date), taken as given however long; without one, after a backoff.
+_NEXTGEN = frozenset(
+    {"interactions", "agents", "webhooks", "triggers", "environments", "credentials", "voices", "decisions"}
+)
+
+
+def _nextgen(request: HttpRequest) -> bool:
+    if "google-genai-sdk/" not in (request.header("x-goog-api-client") or ""):
+        return False
+    resource = _RESOURCE.search(request.path)
+    return resource is not None and resource.group(1).partition("/")[0] in _NEXTGEN
+
+
 @hookimpl
 def cassette_retry_headers(
     request: HttpRequest | None, status: int, headers: list[tuple[str, str]], date: str | None
 ) -> list[tuple[str, str]] | None:
-    if request is None or _route(request.path) is None:
+    if request is None:
         return None
-    # google-genai retries (when given HttpRetryOptions) after its own exponential backoff and reads
-    # no retry header: the recorded headers are handed back as they were, for the caller's code
-    return headers
+    if _route(request.path) is not None:
+        # the model calls (and google-genai's other calls) retry, when given HttpRetryOptions, after
+        # the SDK's own exponential backoff (tenacity) and read no retry header: nothing to rewrite,
+        # the recorded headers are handed back as they were, for the caller's code
+        return headers
+    if _nextgen(request):  # no wait it gives up on: every one made none, as the recorded retry followed
+        return retry.immediate(headers, limit=None, sent=date)
+    return None
+
+
+@hookimpl
+def cassette_placeholder_credentials() -> dict[str, str]:
+    # genai.Client() refuses to build without a key; it reads GOOGLE_API_KEY or GEMINI_API_KEY
+    if os.environ.get("GEMINI_API_KEY"):
+        return {}
+    return {"GOOGLE_API_KEY": "cassette-replay-no-key"}
 
 
 # google-genai re-raises any exception from its HTTP client untouched (its retry loop retries only

@@ -17,7 +17,6 @@ Registered like every provider, but runs last so the specific ones win.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -60,6 +59,29 @@ def cassette_http_request(request: HttpRequest) -> dict[str, Any]:
 
 
 @hookimpl(trylast=True)
+def cassette_reissue_request(request: dict[str, Any]) -> dict[str, Any] | None:
+    """A recorded HTTP call as the request that is keyed as it was: an SDK's call (keyed by its
+    path) to a stand-in host, with the headers that name its SDK."""
+    url = request.get("url")
+    if request.get("kind") != "http" or not isinstance(url, str) or "sha256" in request:
+        return None
+    if "multipart" in request:  # its files are kept as their hashes
+        return None
+    out: dict[str, Any] = {"method": request.get("method", "GET")}
+    out["url"] = url if "://" in url else "http://sdk.invalid" + url  # an SDK's call kept only its path
+    if request.get("query"):
+        out["params"] = request["query"]
+    if "json" in request:
+        out["json"] = request["json"]
+    elif "text" in request:
+        out["text"] = request["text"]
+    sdk = request.get("sdk")
+    if isinstance(sdk, str):
+        out["headers"] = {"x-stainless-lang": "python", "user-agent": f"{sdk}/reissued"}
+    return out
+
+
+@hookimpl(trylast=True)
 def cassette_fallback_match(kind: str, request: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
     """An SDK's call keyed by its path (``"url": "/v1/models"``) answered by the recording an
     earlier release made of it under its whole URL (``"https://api.example.com/v1/models"``, no
@@ -95,15 +117,6 @@ def cassette_retry_headers(
     request: HttpRequest | None, status: int, headers: list[tuple[str, str]], date: str | None
 ) -> list[tuple[str, str]]:
     return retry.immediate(headers, limit=_MAX_WAIT, sent=date) if sdk_retries(status) else headers
-
-
-@hookimpl
-def cassette_placeholder_credentials() -> dict[str, str]:
-    # google-genai's Client() refuses to build without a key, and its traffic is generic HTTP here
-    # (HttpOptions(httpx_client=cassette.http_client())); it reads either variable
-    if os.environ.get("GEMINI_API_KEY"):
-        return {}
-    return {"GOOGLE_API_KEY": "cassette-replay-no-key"}
 
 
 @hookimpl

@@ -17,9 +17,8 @@ from botocore.config import Config  # noqa: E402
 from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
 
 import cassette  # noqa: E402
-from cassette import get_plugin_manager  # noqa: E402
+from cassette import UninstrumentableClientError, get_plugin_manager  # noqa: E402
 from cassette.core import eventstream  # noqa: E402
-from cassette.errors import UninstrumentableClientError  # noqa: E402
 from cassette.maintenance.verify import verify_paths  # noqa: E402
 from cassette.testing.devserver import DevServer  # noqa: E402
 

@@ -648,14 +648,18 @@ def _keyword_list(raw: bytes, keyword_cands: list[int]) -> bool:
         m = match(raw, p)
         if m is None:
             continue
-        if m.group(2) == b"[":
-            return True
-        q = p
-        while q > 0 and p - q < 40 and raw[q - 1] in _KEY_CHARS:
-            q -= 1
-        if plural_secret_name((raw[q:p] + m.group(1)).decode("ascii")):
+        if m.group(2) == b"[" or _plural_key(raw, p, m.group(1)):
             return True
     return False
+
+
+def _plural_key(raw: bytes, p: int, rest: bytes) -> bool:
+    """Whether the key a keyword at ``p`` sits in (the key characters before it, then ``rest``) is
+    the plural of a secret's name."""
+    q = p
+    while q > 0 and p - q < 40 and raw[q - 1] in _KEY_CHARS:
+        q -= 1
+    return plural_secret_name((raw[q:p] + rest).decode("ascii"))
 
 
 # ... and the same inside a JSON string, newlines escaped (`"api_keys:\n  - …"`), for the raw text's test.
@@ -679,12 +683,7 @@ def _escaped_yaml_list(raw: bytes, keyword_cands: list[int]) -> bool:
         if match(raw, p) is not None:
             return True
         m = map_match(raw, p)
-        if m is None:
-            continue
-        q = p
-        while q > 0 and p - q < 40 and raw[q - 1] in _KEY_CHARS:
-            q -= 1
-        if plural_secret_name((raw[q:p] + m.group(1)).decode("ascii")):
+        if m is not None and _plural_key(raw, p, m.group(1)):
             return True
     return False
 

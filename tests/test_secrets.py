@@ -71,6 +71,7 @@ def _samples() -> list[Sample]:
     db_password = rs(20)
     xml_password = rs(22, ALNUM + "!#%")
     sid = f"s%3A{rs(32, ALNUM + '_-')}.{rs(43, ALNUM)}%2B{rs(8)}"
+    sas = f"{rs(20)}%2B{rs(20)}%3D"  # an Azure SAS signature, percent-encoded base64
     return [
         same("openai-api-key", "OPENAI_API_KEY", f"sk-proj-{rs(58)}T3BlbkFJ{rs(58)}"),
         same("openai-api-key", "OPENAI_ADMIN_KEY", f"sk-admin-{rs(58)}T3BlbkFJ{rs(58)}"),
@@ -120,6 +121,7 @@ def _samples() -> list[Sample]:
         same("numeric-password", "card_pin", rs(8, string.digits)),
         Sample("session-cookie", "Cookie", f"connect.sid={sid}; Path=/", sid),
         same("password-assignment", "DB_PASSWORD", "Summer2024!"),
+        Sample("query-secret", "BLOB_URL", f"https://a.blob.core.windows.net/f?sv=2024&sig={sas}", sas),
         same("oauth-client-secret", "GITHUB_CLIENT_SECRET", rs(40, HEX)),
         Sample(
             "xml-secret",

@@ -27,6 +27,7 @@ import re
 from cassette.secrets.registry import (
     NOT_CREDENTIAL_WORDS,
     RESUME_WORDS,
+    SECRET_QUERY,
     case_mixed,
     generic_value,
     numeric_secret,
@@ -125,6 +126,20 @@ _KEY_WORDS = (
     "auth-key",
     "authkey",
 )
+
+
+def _query_value(s: str) -> bool:
+    """Opaque (not an id, UUID or digest: a SigV4 signature is hex, a SAS `sig` base64) and random."""
+    return opaque_value(s) and shannon_entropy(s) >= 3.0
+
+
+# The registry's query parameter names that no rule above reads by name (`sig`, `code`, `session`…)
+_QUERY_ONLY = sorted(
+    (n for n in SECRET_QUERY if not re.search(r"(?i)api[_-]?key|secret|token|passw|access[_-]?key", n)),
+    key=lambda n: (-len(n), n),
+)
+_QUERY_VALUE = r"[A-Za-z0-9%+\-./:=@_~]"  # up to `&`, `#`, a quote or a space
+_QUERY_NAMES = "(?i:" + "|".join(re.escape(n) for n in _QUERY_ONLY) + ")"
 # An XML element's text may hold an entity (`&amp;`): `;` is part of the value there.
 _XML_VALUE = r"[A-Za-z0-9!#$%&*+\-./:;=?@^_|~]"
 _XML_SPACE = r"(?:\s|\\[nrt]){0,8}"
@@ -467,6 +482,24 @@ RULES: list[SecretRule] = [
         keywords=("sid=", "sess"),
         validate=session_value,
         window=4200,
+    ),
+    _rule(
+        "query-secret",
+        "Value of a URL query parameter named as the recorder redacts it (?sig=, ?code=, ?key=, "
+        "?subscription-key=, ?session=, …) in text: an opaque value of 16 characters or more",
+        # the registry's query names the other rules do not already read by name
+        r"(?<=[?&])"
+        + _QUERY_NAMES
+        + "=((?:"
+        + _FORM_END
+        + _QUERY_VALUE
+        + "){16,4096})(?!"
+        + _QUERY_VALUE
+        + ")",
+        keywords=tuple(f"{name}=" for name in _QUERY_ONLY),
+        validate=_query_value,
+        window=4200,
+        lookbehind=1,
     ),
     _rule(
         "password-assignment",

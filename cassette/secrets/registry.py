@@ -115,6 +115,7 @@ SECRET_QUERY = frozenset(
         *("key", "api_key", "apikey", "api-key", "token", "access_token", "sig", "signature", "auth"),
         *("api_token", "auth_token", "refresh_token", "id_token", "client_secret", "password", "passwd"),
         *("x-amz-signature", "x-amz-security-token", "x-goog-signature", "code", "session", "sid"),
+        "subscription-key",  # Azure API Management's key as a query parameter
     }
 )
 

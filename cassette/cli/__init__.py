@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
+from cassette import __version__
 from cassette.errors import CassetteError
 
 EXIT_OK = 0
@@ -208,8 +209,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     With ``argv``, only the command it names is imported (the others get a sub-parser with no help
     text, which nobody sees); without, every command is imported for the full ``--help``.
     """
-    from cassette import __version__
-
     parser = argparse.ArgumentParser(
         prog="cassette",
         description="Record LLM agent runs into git-tracked cassettes and replay them offline.",

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import sys
 
+from cassette.errors import CassetteError
+
 
 def pre_commit() -> int:
     """Run the secret scan, the blob check and the drift summary on the staged files; 1 if a check fails.
@@ -25,10 +27,17 @@ def pre_commit() -> int:
 
         sys.exit(pre_commit())
     """
-    from cassette.errors import CassetteError
+    # deferred: this package is imported before each of its modules, so `cassette scan` (which
+    # imports cassette.hooks.scan) would load the drift review and verify's checks too
     from cassette.hooks.drift import drift_staged, render_text
+
+    # deferred: as above
     from cassette.hooks.scan import render_text as render_findings
+
+    # deferred: as above
     from cassette.hooks.scan import scan_staged
+
+    # deferred: as above
     from cassette.maintenance.verify import verify_staged
 
     code = 0

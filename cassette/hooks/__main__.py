@@ -8,11 +8,11 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["pre-commit"]:
-        from cassette.hooks import pre_commit
+        from cassette.hooks import pre_commit  # deferred: textconv (run by git per file) skips the checks
 
         return pre_commit()
     if args[:1] == ["textconv"] and len(args) == 2:
-        from cassette.hooks.textconv import render
+        from cassette.hooks.textconv import render  # deferred: the pre-commit run skips the renderer
 
         try:
             data = render(args[1])

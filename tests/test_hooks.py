@@ -527,3 +527,101 @@ def test_payloads_in_a_store_configured_outside_the_cassette_dir_are_scanned(
     assert "openai-api-key" in out and f"tests/payloads/{blob[:2]}/{blob[2:]}" in out
     assert CASSETTE in out and "interactions[0].response.extra_notes" in out  # named by the cassette
     assert OPENAI_KEY not in out
+
+
+# --- the file names pre-commit passes, and --all-files ------------------------------------------------
+
+
+def test_verify_takes_the_file_names_pre_commit_passes_and_all_files_checks_every_committed_cassette(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A committed cassette whose blob is gone from the index fails under --all-files, not under a
+    commit that does not touch it; a staged cassette named by pre-commit is checked."""
+    shutil.copy(CASSETTE, "tests/cassettes/other.json")
+    doc = _doc()
+    doc["interactions"][0]["request"]["messages"][0]["content"] = {"$blob": "ab" * 20}  # never stored
+    Path("tests/cassettes/broken.json").write_text(json.dumps(doc, indent=2) + "\n")
+    git("add", "-A")
+    git("commit", "-q", "--no-verify", "-m", "a cassette with a dangling blob")
+    capsys.readouterr()
+    # nothing staged: the commit's own names (none) pass, every tracked cassette does not
+    assert main(["verify", "--staged"]) == 0
+    assert "verified 0 cassette(s)" in capsys.readouterr().out
+    assert (
+        main(["verify", "--staged", CASSETTE, "pyproject.toml"]) == 0
+    )  # a file that is no cassette: skipped
+    assert "verified 1 cassette(s)" in capsys.readouterr().out
+    for args in (["--all-files"], ["--staged", CASSETTE, "tests/cassettes/broken.json"]):
+        assert main(["verify", *args]) == 1
+        err = capsys.readouterr().err
+        assert "FAILED  tests/cassettes/broken.json" in err and "abababab" in err
+        assert "other.json" not in err
+    # deleting a blob-store file gets every cassette of the index checked, named or not
+    blob = next(p for p in STORE.rglob("*") if p.is_file())
+    git("rm", "-q", "--cached", str(blob))
+    assert main(["verify", "--staged", "pyproject.toml"]) == 1
+    err = capsys.readouterr().err
+    assert "FAILED  tests/cassettes/broken.json" in err and "FAILED  tests/cassettes/other.json" in err
+
+
+def test_drift_takes_the_file_names_and_says_in_one_line_when_none_differs(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    # `pre-commit run --all-files` with nothing staged: every tracked file, none changed
+    names = [p for p in git("ls-files").stdout.splitlines()]
+    assert main(["drift", "--staged", *names]) == 0
+    out = capsys.readouterr().out
+    said = "no staged cassette differs from HEAD among the {} file(s) given: no drift to summarise.\n"
+    assert out == said.format(len(names))
+    doc = _doc()
+    doc["interactions"][0]["request"]["model"] = "gpt-4o"
+    _save(doc)
+    git("add", CASSETTE)
+    assert main(["drift", "--staged", CASSETTE]) == 0
+    named = capsys.readouterr().out
+    assert named.startswith(f"{CASSETTE}: modified") and "request" in named
+    assert main(["drift", "--staged"]) == 0
+    assert capsys.readouterr().out == named  # the names pre-commit passes give what the index gives
+
+
+def test_staged_changes_agree_with_the_index_and_head_readers(repo: Path) -> None:
+    from cassette.git.repo import head_entries, staged_files
+    from cassette.git.snapshot import head_file, head_files, open_repo, staged_changes
+
+    doc = _doc()
+    doc["interactions"][0]["request"]["model"] = "gpt-4o"
+    _save(doc)
+    Path("tests/cassettes/new.json").write_text("{}")
+    blob = next(p for p in STORE.rglob("*") if p.is_file())
+    git("add", "-A")
+    git("rm", "-q", "--cached", str(blob))
+    git_repo = open_repo()
+    changed, deleted = staged_changes(git_repo)
+    assert [(f.path, f.blob_id, f.change) for f in changed] == [
+        (f.path, f.blob_id, f.change) for f in staged_files(git_repo)
+    ]
+    assert [f.path for f in changed] == ["tests/cassettes/new.json", CASSETTE]
+    assert deleted == [blob.as_posix()]
+    assert head_files(git_repo) == head_entries(git_repo)
+    fresh = open_repo()
+    assert head_file(fresh, CASSETTE) == head_entries(fresh)[CASSETTE]
+    assert head_file(fresh, "tests/cassettes/new.json") is None and head_file(fresh, "tests") is None
+
+
+def test_entry_points_are_read_only_when_a_package_declares_a_cassette_plugin(tmp_path: Path) -> None:
+    from cassette.plugins.manager import may_have_entry_points
+
+    site = tmp_path / "site"
+    (site / "other-1.0.dist-info").mkdir(parents=True)
+    (site / "other-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    (site / "plain-1.0.dist-info").mkdir()  # no entry points at all
+    assert may_have_entry_points([str(site), str(tmp_path / "missing")]) is False
+    (site / "acme-1.0.dist-info").mkdir()
+    (site / "acme-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pytest11]\nx = y\n\n[cassette]\nacme = acme\n"
+    )
+    assert may_have_entry_points([str(site)]) is True
+    wheel = tmp_path / "plugins.zip"  # a zip on the path: only importlib.metadata can look inside
+    wheel.write_bytes(b"PK")
+    assert may_have_entry_points([str(wheel)]) is True

@@ -339,7 +339,8 @@ def test_the_hook_manifest_is_valid_for_pre_commit() -> None:
     from pre_commit.clientlib import load_manifest
 
     hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
-    assert set(hooks) == {"cassette-secrets", "cassette-drift", "cassette-verify"}
+    assert set(hooks) == {"cassette-secrets", "cassette-drift", "cassette-verify", "cassette"}
+    assert hooks["cassette"]["entry"] == "python -m cassette.hooks pre-commit"  # the three in one process
     assert hooks["cassette-secrets"]["entry"] == "cassette scan --staged"
     assert hooks["cassette-drift"]["entry"] == "cassette drift --staged"
     assert hooks["cassette-verify"]["entry"] == "cassette verify --staged"
@@ -363,7 +364,7 @@ def _hook_repo(dest: Path, *, system: bool = True) -> Path:
     shutil.copytree(ROOT / "cassette", dest / "cassette", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", dest / "pyproject.toml")
     manifest = (ROOT / ".pre-commit-hooks.yaml").read_text()
-    assert manifest.count("language: python") == 3
+    assert manifest.count("language: python") == 4
     if system:
         manifest = manifest.replace("language: python", "language: system")
     (dest / ".pre-commit-hooks.yaml").write_text(manifest)
@@ -398,10 +399,39 @@ def test_pre_commit_try_repo_runs_the_three_hooks(
     assert "cassette-secrets" in out and "Failed" in out
     assert "openai-api-key" in out and "interactions[1].request.messages[1].content" in out
     assert OPENAI_KEY not in out
-    verify_line = next(line for line in out.splitlines() if line.startswith("cassette verify"))
-    drift_line = next(line for line in out.splitlines() if line.startswith("cassette drift"))
+    # the status lines ("cassette verify (...)....Passed"), not the one-process hook's own output
+    verify_line = next(
+        line for line in out.splitlines() if line.startswith("cassette verify") and "..." in line
+    )
+    drift_line = next(
+        line for line in out.splitlines() if line.startswith("cassette drift") and "..." in line
+    )
     assert verify_line.endswith("Passed") and drift_line.endswith("Passed")
     assert f"{CASSETTE}: modified" in out, out  # the drift summary is shown (verbose hook)
+
+
+def test_the_one_process_hook_runs_the_three_checks_on_the_names_pre_commit_passes(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    hooks = _hook_repo(tmp_path_factory.mktemp("hooks") / "cassette-hooks")
+    env = dict(
+        os.environ,
+        PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
+        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        HOME=str(repo),
+        GIT_CONFIG_NOSYSTEM="1",
+    )
+    base = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "cassette"]
+    clean = subprocess.run([*base, "--all-files"], capture_output=True, text=True, env=env, cwd=repo)
+    assert clean.returncode == 0, clean.stdout + clean.stderr  # every tracked file, all sound
+    plant("blob")
+    git("add", "-A")
+    run = subprocess.run(base, capture_output=True, text=True, env=env, cwd=repo)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert "openai-api-key" in out and "interactions[1].request.messages[1].content" in out
+    assert OPENAI_KEY not in out
+    assert f"{CASSETTE}: modified" in out  # and the drift summary, in the same process
 
 
 def test_pre_commit_run_all_files_finds_a_key_already_committed(
@@ -491,7 +521,7 @@ def test_python_m_cassette_hooks_without_a_command_is_a_usage_error(
     from cassette.hooks.__main__ import main as hooks_main
 
     assert hooks_main([]) == 2
-    assert "usage: python -m cassette.hooks pre-commit | textconv FILE" in capsys.readouterr().err
+    assert "usage: python -m cassette.hooks pre-commit [FILES...] | textconv FILE" in capsys.readouterr().err
 
 
 def test_payloads_in_a_store_configured_outside_the_cassette_dir_are_scanned(

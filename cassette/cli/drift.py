@@ -86,9 +86,13 @@ def run(args: argparse.Namespace) -> int:
     if args.staged:
         # the file names pre-commit passes are index paths, as git has them (repo-relative)
         drifts = drift_staged(backend=args.backend, only=args.paths or None)
-        if not drifts and args.format == "text":  # e.g. `pre-commit run --all-files` with nothing staged
-            given = f" among the {len(args.paths):,} file(s) given" if args.paths else ""
-            print(f"no staged cassette differs from HEAD{given}: no drift to summarise.")
+        if not drifts and args.paths and args.format == "text":
+            # the hook's names (every tracked file under `pre-commit run --all-files`), none changed:
+            # said in one line, where a bare `--staged` stays quiet
+            print(
+                f"no staged cassette differs from HEAD among the {len(args.paths):,} file(s) given: "
+                "no drift to summarise."
+            )
             return 0
     elif args.rev:
         drifts = drift_revs(args.rev, backend=args.backend)

@@ -247,6 +247,49 @@ def index_files(repo: Any, paths: Iterable[str]) -> list[StagedFile]:
     return out
 
 
+def deleted_under(repo: Any, folders: Iterable[str]) -> list[str]:
+    """The files of HEAD under ``folders`` (repo-relative) that the index no longer has, sorted:
+    only those folders' trees are read (a blob store's deletions without a walk of all of HEAD).
+
+    Example::
+
+        deleted_under(repo, ["tests/cassettes/.blobs"])  # ["tests/cassettes/.blobs/ab/cdef…"]
+    """
+    tree_id = _head_tree_id(repo)
+    if tree_id is None:
+        return []
+    index = index_entries(repo)
+    store = repo.object_store
+    out: list[str] = []
+    for folder in sorted(set(folders)):
+        found = _subtree(store, tree_id, folder.strip("/"))
+        todo = [] if found is None else [(folder.strip("/") + "/", found)]
+        while todo:
+            prefix, tid = todo.pop()
+            tree = store[tid]
+            for name in tree:
+                mode, sha = tree[name]
+                path = prefix + name.decode("utf-8", "surrogateescape")
+                if (mode & 0o170000) == 0o040000:
+                    todo.append((path + "/", sha))
+                elif (mode & 0o170000) == 0o100000 and not (path in index and index[path].committable):
+                    out.append(path)
+    return sorted(set(out))
+
+
+def _subtree(store: Any, tree_id: bytes, folder: str) -> bytes | None:
+    """The id of the tree at ``folder`` below the tree ``tree_id``, or None when it has none."""
+    for part in folder.split("/") if folder else []:
+        try:
+            mode, sha = store[tree_id][part.encode("utf-8", "surrogateescape")]
+        except KeyError:
+            return None
+        if (mode & 0o170000) != 0o040000:
+            return None
+        tree_id = sha
+    return tree_id
+
+
 def head_file(repo: Any, path: str) -> tuple[int, str] | None:
     """``(mode, blob id)`` of ``path`` in HEAD, or ``None``: the trees on its way are read, not the
     whole of HEAD (unless an earlier call in this process walked it already)."""

@@ -22,6 +22,7 @@ from cassette.core.model import Cassette
 from cassette.errors import CassetteConfigError, CassetteError
 from cassette.git.repo import StagedFile, changed_between, head_blob, read_at_rev, resolve_commit
 from cassette.git.snapshot import (
+    BlobReader,
     IndexSnapshot,
     RevSnapshot,
     blob_path_id,
@@ -192,11 +193,21 @@ def _pairs_drift(
     backend: str | None,
 ) -> list[CassetteDrift]:
     """Drift of every cassette among ``pairs``; payloads come from git's objects (or the stores on disk)."""
-    # payloads are git objects once staged or committed; a store on disk covers the rest
+    # payloads are git objects once staged or committed; a store on disk covers the rest (its
+    # folders found from the index only when git lacks a payload: a hook's drift stays one index read)
     root = Path(repo.path)
-    reader = git_blob_reader(
-        repo, tuple(root / s for s in sorted(blob_store_dirs(IndexSnapshot(repo).entries())))
-    )
+    in_git = git_blob_reader(repo)
+    on_disk: list[BlobReader] = []
+
+    def reader(blob_id: str) -> bytes | None:
+        data = in_git(blob_id)
+        if data is None:
+            if not on_disk:
+                stores = sorted(blob_store_dirs(IndexSnapshot(repo).entries()))
+                on_disk.append(git_blob_reader(repo, tuple(root / s for s in stores)))
+            data = on_disk[0](blob_id)
+        return data
+
     out: list[CassetteDrift] = []
     for old_path, new_path, status in pairs:
         path = new_path or old_path
@@ -236,6 +247,7 @@ def drift_staged(
         print(render_markdown(drift_staged()))
     """
     repo = open_repo(start)
+    old_ids: dict[str, str] = {}  # HEAD's blob id of each named file that changed
     if only is None:
         changed, deleted = staged_changes(repo)
     else:
@@ -247,6 +259,8 @@ def drift_staged(
             old = lookup(f.path)
             if old is None or old[1] != f.blob_id:
                 changed.append(StagedFile(f.path, f.blob_id, "add" if old is None else "modify", repo))
+                if old is not None:
+                    old_ids[f.path] = old[1]
         deleted = []
     staged = {f.path: f for f in changed}
     pairs: list[_Pair] = [
@@ -258,7 +272,10 @@ def drift_staged(
     def read_new(path: str) -> bytes | None:
         return read_object(repo, staged[path].blob_id)
 
-    return _pairs_drift(repo, pairs, lambda p: head_blob(repo, p), read_new, backend=backend)
+    def read_old(path: str) -> bytes | None:
+        return read_object(repo, old_ids[path]) if path in old_ids else head_blob(repo, path)
+
+    return _pairs_drift(repo, pairs, read_old, read_new, backend=backend)
 
 
 def drift_revs(

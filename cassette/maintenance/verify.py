@@ -41,6 +41,7 @@ from cassette.git.snapshot import (
     blob_path_id,
     blob_refs_with_paths,
     blob_store_dirs,
+    deleted_under,
     display_path,
     index_files,
     is_staged_cassette,
@@ -561,14 +562,14 @@ def verify_staged(
     index = IndexSnapshot(repo)
     entries = index.entries()
     stores = blob_store_dirs(entries)
-    changed, deleted = staged_changes(repo)
+    if only is None and not all_files:
+        changed, deleted = staged_changes(repo)
+    else:  # the names given: HEAD's blob stores alone are read, for deletions
+        changed = index_files(repo, only or ())
+        deleted = [] if all_files else deleted_under(repo, stores | {_default_store(root)})
+    # removing a payload can break a cassette that is not itself staged: then check them all
     deleting_blobs = any(blob_path_id(p) for p in deleted)
-    if all_files or deleting_blobs:
-        candidates = sorted(entries)
-    elif only is not None:
-        candidates = [f.path for f in index_files(repo, only)]
-    else:
-        candidates = [f.path for f in changed]
+    candidates = sorted(entries) if all_files or deleting_blobs else [f.path for f in changed]
     report = VerifyReport()
     for path in candidates:
         if not path.endswith(".json") or blob_path_id(path):
@@ -579,6 +580,14 @@ def verify_staged(
         assert data is not None
         report.files.append(verify_manifest(data, path, _index_blobs(repo, root, entries, stores, path)))
     return report
+
+
+def _default_store(root: Path) -> str:
+    """The configured blob store, repo-relative (a deleted store is in no index path any more)."""
+    try:
+        return resolve_path(load_config(root).store_path()).relative_to(resolve_path(root)).as_posix()
+    except ValueError:
+        return BLOB_DIR_NAME
 
 
 def _index_blobs(

@@ -254,7 +254,12 @@ def replay_problem(response: Any) -> str | None:
         return botocore_seam.replay_problem(response)
     try:
         _, headers, _, _ = replay_parts(response)
-        _headers_class()(headers)  # header names and values must encode as the HTTP library sends them
+        if not all(
+            isinstance(k, str) and isinstance(v, str) and k.isascii() and v.isascii() for k, v in headers
+        ):
+            # names and values must encode as the HTTP library sends them: plain ASCII text always
+            # does, anything else is the library's to judge (importing it costs ~0.05 s)
+            _headers_class()(headers)
     except binascii.Error as exc:
         return f"its `base64` body is not valid base64 ({exc})"
     except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:

@@ -379,19 +379,24 @@ def _hook_repo(dest: Path, *, system: bool = True) -> Path:
     return dest
 
 
-def test_pre_commit_try_repo_runs_the_three_hooks(
-    repo: Path, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    hooks = _hook_repo(tmp_path_factory.mktemp("hooks") / "cassette-hooks")
-    plant("blob")
-    git("add", "-A")
-    env = dict(
+def _pre_commit_env(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """pre-commit's own home in a temp dir, this interpreter's `cassette` first on PATH."""
+    return dict(
         os.environ,
         PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
         PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
         HOME=str(repo),
         GIT_CONFIG_NOSYSTEM="1",
     )
+
+
+def test_pre_commit_try_repo_runs_the_three_hooks(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    hooks = _hook_repo(tmp_path_factory.mktemp("hooks") / "cassette-hooks")
+    plant("blob")
+    git("add", "-A")
+    env = _pre_commit_env(repo, tmp_path_factory)
     pre_commit = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks)]
     run = subprocess.run(pre_commit, capture_output=True, text=True, env=env, cwd=repo)
     out = run.stdout + run.stderr
@@ -414,13 +419,7 @@ def test_the_one_process_hook_runs_the_three_checks_on_the_names_pre_commit_pass
     repo: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     hooks = _hook_repo(tmp_path_factory.mktemp("hooks") / "cassette-hooks")
-    env = dict(
-        os.environ,
-        PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
-        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-        HOME=str(repo),
-        GIT_CONFIG_NOSYSTEM="1",
-    )
+    env = _pre_commit_env(repo, tmp_path_factory)
     base = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "cassette"]
     clean = subprocess.run([*base, "--all-files"], capture_output=True, text=True, env=env, cwd=repo)
     assert clean.returncode == 0, clean.stdout + clean.stderr  # every tracked file, all sound
@@ -442,13 +441,7 @@ def test_pre_commit_run_all_files_finds_a_key_already_committed(
     where = plant("message")
     git("add", "-A")
     git("commit", "-q", "--no-verify", "-m", "a key slipped in")  # committed past the hook
-    env = dict(
-        os.environ,
-        PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
-        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-        HOME=str(repo),
-        GIT_CONFIG_NOSYSTEM="1",
-    )
+    env = _pre_commit_env(repo, tmp_path_factory)
     base = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "cassette-secrets"]
     staged = subprocess.run(base, capture_output=True, text=True, env=env, cwd=repo)
     assert staged.returncode == 0, staged.stdout + staged.stderr  # nothing staged: nothing to check

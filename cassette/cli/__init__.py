@@ -96,7 +96,7 @@ example:
 exit codes:
   0  no drift, or drift that --fail-on does not name (the summary is informational)
   1  an interaction falls in a --fail-on category
-  2  usage or input error (paths with --staged/--rev, an unknown revision, bad config)
+  2  usage or input error (paths with --rev, an unknown revision, bad config)
 
 example:
   cassette drift --rev origin/main..HEAD --format markdown > drift.md""",

@@ -184,19 +184,9 @@ def head_files(repo: Any) -> dict[str, tuple[int, str]]:
     cached = _HEAD_FILES.get(key)
     if cached is not None:
         return cached
-    out: dict[str, tuple[int, str]] = {}
-    store = repo.object_store
-    todo: list[tuple[str, bytes]] = [("", tree_id)]
-    while todo:
-        prefix, tid = todo.pop()
-        tree = store[tid]
-        for name in tree:
-            mode, sha = tree[name]
-            path = prefix + name.decode("utf-8", "surrogateescape")
-            if (mode & 0o170000) == 0o040000:
-                todo.append((path + "/", sha))
-            else:
-                out[path] = (mode, sha.decode("ascii"))
+    out = {
+        path: (mode, sha.decode("ascii")) for path, mode, sha in _tree_files(repo.object_store, "", tree_id)
+    }
     _HEAD_FILES[key] = out
     return out
 
@@ -261,20 +251,32 @@ def deleted_under(repo: Any, folders: Iterable[str]) -> list[str]:
     index = index_entries(repo)
     store = repo.object_store
     out: list[str] = []
-    for folder in sorted(set(folders)):
-        found = _subtree(store, tree_id, folder.strip("/"))
-        todo = [] if found is None else [(folder.strip("/") + "/", found)]
-        while todo:
-            prefix, tid = todo.pop()
-            tree = store[tid]
-            for name in tree:
-                mode, sha = tree[name]
-                path = prefix + name.decode("utf-8", "surrogateescape")
-                if (mode & 0o170000) == 0o040000:
-                    todo.append((path + "/", sha))
-                elif (mode & 0o170000) == 0o100000 and not (path in index and index[path].committable):
-                    out.append(path)
+    for folder in sorted({f.strip("/") for f in folders}):
+        found = _subtree(store, tree_id, folder)
+        if found is None:
+            continue
+        out.extend(
+            path
+            for path, mode, _ in _tree_files(store, folder + "/", found)
+            if (mode & 0o170000) == 0o100000 and not (path in index and index[path].committable)
+        )
     return sorted(set(out))
+
+
+def _tree_files(store: Any, prefix: str, tree_id: bytes) -> Iterator[tuple[str, int, bytes]]:
+    """``(path, mode, blob id)`` of every non-directory entry below the tree ``tree_id``, each tree
+    read once and its entries taken as dulwich stores them (no sorted iteration)."""
+    todo: list[tuple[str, bytes]] = [(prefix, tree_id)]
+    while todo:
+        at, tid = todo.pop()
+        tree = store[tid]
+        for name in tree:
+            mode, sha = tree[name]
+            path = at + name.decode("utf-8", "surrogateescape")
+            if (mode & 0o170000) == 0o040000:
+                todo.append((path + "/", sha))
+            else:
+                yield path, mode, sha
 
 
 def _subtree(store: Any, tree_id: bytes, folder: str) -> bytes | None:

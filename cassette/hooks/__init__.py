@@ -32,8 +32,9 @@ def pre_commit(files: Sequence[str] = ()) -> int:
 
         sys.exit(pre_commit())
     """
-    # deferred: this package is imported before each of its modules, so `cassette scan` (which
+    # this package is imported before each of its modules: at the top, `cassette scan` (which
     # imports cassette.hooks.scan) would load the drift review and verify's checks too
+    # deferred: each hook process loads only its own check
     from cassette.hooks.drift import drift_staged, render_text
 
     # deferred: as above

@@ -709,8 +709,8 @@ def render_html(drifts: list[CassetteDrift], *, title: str = "cassette drift") -
         Path("drift.html").write_text(render_html(drift_revs("origin/main..HEAD")))
     """
     shown = [d for d in drifts if d.items or d.status != "modified" or d.error]
-    # deferred: the HTML page (cassette.review.view, its templates and the secret-masking of every
-    # side) is only for --format html; the drift hook prints text and stays fast without it
+    # the HTML page (cassette.review.view, its templates) is only for --format html
+    # deferred: the drift hook prints text and stays fast without the page
     from cassette.review.view import DriftSide, drift_page
 
     sides = [DriftSide(d.file, d.old, d.new, d.items, d.status, d.error) for d in shown]

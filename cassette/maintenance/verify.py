@@ -243,8 +243,9 @@ def replay_problem(response: Any) -> str | None:
     """
     if not isinstance(response, dict):
         return f"the response is a {type(response).__name__}, not an object"
-    # deferred: the replay seam imports httpx2, asyncio and the session (~0.1 s); only a cassette
-    # holding an LLM/HTTP call needs it, so `cassette verify` of tool-only cassettes stays fast
+    # the replay seam imports asyncio and the session (~0.05-0.1 s); only a cassette holding an
+    # LLM/HTTP call needs it
+    # deferred: `cassette verify` of tool-only cassettes (or none) stays fast without the seam
     from cassette.seam import botocore as botocore_seam
 
     # deferred: as above (the HTTP seam's replay checks)
@@ -300,8 +301,8 @@ def _check_replayable(cassette: Cassette, file: str, check: BlobCheck, report: F
     response through the seam that replays it: `replay_parts` for LLM/HTTP calls,
     `replay_outcome` for tool calls.
     """
-    # deferred: the tool seam imports the session and its dependencies; verify needs it only once a
-    # cassette holds an interaction to check (a hook on an empty commit never gets here)
+    # the tool seam imports the session and its dependencies, needed once a cassette holds a call
+    # deferred: a hook on a commit with no cassette never gets here, and stays fast
     from cassette.seam.tools import replay_outcome
 
     store = _CheckedStore(check, file)

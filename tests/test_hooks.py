@@ -506,6 +506,13 @@ def test_pre_commit_try_repo_installs_the_published_manifest_as_a_user_gets_it(
     assert run.returncode == 1, out
     assert "cassette-secrets" in out and "Failed" in out
     assert "openai-api-key" in out and OPENAI_KEY not in out
+    # the one-process hook's `python -m cassette.hooks` finds the environment's python and cassette
+    one = subprocess.run(
+        [*cmd[:-1], "cassette"], capture_output=True, text=True, env=env, cwd=repo, timeout=900
+    )
+    out = one.stdout + one.stderr
+    assert one.returncode == 1 and "Failed" in out and "openai-api-key" in out, out
+    assert OPENAI_KEY not in out and f"{CASSETTE}: modified" in out
 
 
 def test_python_m_cassette_hooks_without_a_command_is_a_usage_error(

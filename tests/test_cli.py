@@ -17,6 +17,7 @@ from openai import OpenAI
 
 import cassette
 from cassette.cli import main
+from cassette.cli.init import default_requirement
 from cassette.maintenance.hygiene import is_stale_temp, plan_gc
 from cassette.store.blobs import BlobStore
 from cassette.testing.devserver import DevServer
@@ -332,14 +333,12 @@ def test_init_adds_config_hooks_and_attributes_and_keeps_the_rest_byte_for_byte(
     local = doc["repos"][1]
     assert local["repo"] == "local"
     assert [(h["id"], h["entry"], h["language"], h["pass_filenames"]) for h in local["hooks"]] == [
-        ("cassette-secrets", "cassette scan --staged", "python", False),
-        ("cassette-drift", "cassette drift --staged", "python", False),
-        ("cassette-verify", "cassette verify --staged", "python", False),
+        ("cassette-secrets", "cassette scan --staged", "python", True),
+        ("cassette-drift", "cassette drift --staged", "python", True),
+        ("cassette-verify", "cassette verify --staged", "python", True),
     ]
-    # pre-commit installs cassette into the hooks' own environment: no activated venv needed
-    assert {tuple(h["additional_dependencies"]) for h in local["hooks"]} == {
-        (f"cassette=={cassette.__version__}",)
-    }
+    # pre-commit installs this cassette into the hooks' own environment: no activated venv needed
+    assert {tuple(h["additional_dependencies"]) for h in local["hooks"]} == {(default_requirement(),)}
     validate = subprocess.run(
         [str(Path(sys.executable).with_name("pre-commit")), "validate-config", ".pre-commit-config.yaml"],
         capture_output=True,

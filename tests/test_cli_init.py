@@ -7,6 +7,7 @@ pre-commit.ci would; nothing of the test's virtualenv is on PATH.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -20,6 +21,7 @@ import yaml
 
 from cassette import __version__
 from cassette.cli import main
+from cassette.cli.init import default_requirement
 from tests.test_hooks import OPENAI_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +121,7 @@ def test_init_says_created_or_updated_ignores_review_files_and_ends_with_the_nex
     assert "docs/" not in text and "`cassette init --help`" in text  # docs the user has
     hooks = yaml.safe_load(Path(".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
     assert {h["language"] for h in hooks} == {"python"}
-    assert {tuple(h["additional_dependencies"]) for h in hooks} == {(f"cassette=={__version__}",)}
+    assert {tuple(h["additional_dependencies"]) for h in hooks} == {(default_requirement(),)}
 
     assert main(["init"]) == 0
     again = capsys.readouterr().out
@@ -145,6 +147,101 @@ def test_docs_pre_commit_md_shows_what_init_writes_and_prints(
     doc = (ROOT / "docs" / "pre-commit.md").read_text(encoding="utf-8")
     marker = "# .pre-commit-config.yaml, as cassette init writes it\n"
     shown = doc[doc.index(marker) + len(marker) :].split("```", 1)[0]
-    assert shown == Path(".pre-commit-config.yaml").read_text().replace(__version__, "0.1.0")
+    # the docs show an install from a package index; this test runs from a checkout (a folder install)
+    written = Path(".pre-commit-config.yaml").read_text().replace(default_requirement(), "cassette==0.1.0")
+    assert shown == written.replace(__version__, "0.1.0")
     console = doc[doc.index("$ cassette init\n") + len("$ cassette init\n") :].split("```", 1)[0]
-    assert console == printed
+    assert console == re.sub(r"(?m)^note: .*\n", "", printed)
+
+
+def test_pre_commit_run_all_files_checks_every_committed_cassette_in_all_three_hooks(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What CI and pre-commit.ci run: nothing staged, every tracked file passed to each hook."""
+    project = tmp_path_factory.mktemp("project")
+    _git("init", "-q", "-b", "main", cwd=project)
+    source, _ = _checkout_copy(tmp_path_factory.mktemp("src") / "cassette")
+    assert main(["init", str(project), "--requirement", str(source)]) == 0
+    capsys.readouterr()
+    folder = project / "tests" / "cassettes"
+    folder.mkdir(parents=True)
+    example = json.loads(
+        (ROOT / "examples" / "support_agent" / "cassettes" / "double_charge.json").read_text()
+    )
+    leak = json.loads(json.dumps(example))
+    leak["interactions"][0]["response"].setdefault("headers", {})["x-debug-token"] = OPENAI_KEY
+    (folder / "leak.json").write_text(json.dumps(leak, indent=2))
+    missing = json.loads(json.dumps(example))
+    missing["interactions"][0]["response"]["text"] = {"$blob": "ab" * 20}  # a blob nobody committed
+    (folder / "missing_blob.json").write_text(json.dumps(missing, indent=2))
+    _git("add", "-A", cwd=project)
+    _git("commit", "-q", "--no-verify", "-m", "cassettes committed past the hooks", cwd=project)
+
+    done = _pre_commit(project, tmp_path_factory.mktemp("home"), "run", "--all-files")
+    out = done.stdout + done.stderr
+    if done.returncode not in (0, 1) and any(s in out for s in _NO_INDEX):
+        pytest.skip("pre-commit could not reach a package index to build the hooks' environment")
+    assert done.returncode == 1, out
+    lines = {m.group(1): line for line in out.splitlines() if (m := re.match(r"(cassette [a-z]+)\.", line))}
+    # the committed key is found though nothing is staged, and printed masked
+    assert lines["cassette secrets"].endswith("Failed"), out
+    assert "tests/cassettes/leak.json" in out and "openai-api-key" in out and OPENAI_KEY not in out
+    # the committed cassette whose blob was never committed is refused
+    assert lines["cassette verify"].endswith("Failed"), out
+    assert "FAILED  tests/cassettes/missing_blob.json" in out and "abababab" in out
+    # nothing differs from HEAD: the drift summary says so in one line
+    assert lines["cassette drift"].endswith("Passed"), out
+    assert "no staged cassette differs from HEAD among the" in out
+
+
+def _dist(tmp_path: Path, direct_url: dict[str, object] | None) -> importlib.metadata.Distribution:
+    """A real installed-distribution record (a ``.dist-info`` folder), as pip writes it."""
+    info = tmp_path / "cassette-0.3.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: cassette\nVersion: 0.3.0\n")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(json.dumps(direct_url))
+    return importlib.metadata.PathDistribution(info)
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "expected"),
+    [
+        (None, "cassette==0.3.0"),  # from a package index: the version
+        (
+            {"url": "https://github.com/acme/cassette", "vcs_info": {"vcs": "git", "commit_id": "3f2c" * 10}},
+            "cassette @ git+https://github.com/acme/cassette@" + "3f2c" * 10,
+        ),
+        ({"url": "file:///src/cassette", "dir_info": {"editable": True}}, "cassette @ file:///src/cassette"),
+        (
+            {"url": "file:///w/cassette-0.3.0-py3-none-any.whl", "archive_info": {}},
+            "cassette @ file:///w/cassette-0.3.0-py3-none-any.whl",
+        ),
+        (
+            {
+                "url": "https://g.example/m.git",
+                "vcs_info": {"vcs": "git", "commit_id": "ab" * 20},
+                "subdirectory": "py",
+            },
+            "cassette @ git+https://g.example/m.git@" + "ab" * 20 + "#subdirectory=py",
+        ),
+    ],
+)
+def test_the_hook_requirement_installs_this_cassette_as_it_was_installed(
+    tmp_path: Path, direct_url: dict[str, object] | None, expected: str
+) -> None:
+    assert default_requirement(_dist(tmp_path, direct_url)) == expected
+
+
+def test_init_writes_the_requirement_of_this_install_and_warns_about_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["init", "--requirement", "cassette @ file:///src/cassette"]) == 0
+    out = capsys.readouterr().out
+    assert "note: the hooks install cassette @ file:///src/cassette, a folder on this machine" in out
+    assert "--repo with the hook repository's URL" in out
+    hooks = yaml.safe_load(Path(".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
+    assert {tuple(h["additional_dependencies"]) for h in hooks} == {("cassette @ file:///src/cassette",)}
+    Path(".pre-commit-config.yaml").unlink()
+    assert main(["init", "--requirement", "cassette @ git+https://github.com/acme/cassette@v0.3.0"]) == 0
+    assert "note:" not in capsys.readouterr().out

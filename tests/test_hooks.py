@@ -339,16 +339,16 @@ def test_the_hook_manifest_is_valid_for_pre_commit() -> None:
     from pre_commit.clientlib import load_manifest
 
     hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
-    assert set(hooks) == {"cassette-secrets", "cassette-drift", "cassette-verify"}
+    assert set(hooks) == {"cassette-secrets", "cassette-drift", "cassette-verify", "cassette"}
+    assert hooks["cassette"]["entry"] == "python -m cassette.hooks pre-commit"  # the three in one process
     assert hooks["cassette-secrets"]["entry"] == "cassette scan --staged"
     assert hooks["cassette-drift"]["entry"] == "cassette drift --staged"
     assert hooks["cassette-verify"]["entry"] == "cassette verify --staged"
     for hook in hooks.values():
         assert hook["language"] == "python"
     # the secret scan takes the names pre-commit passes (every tracked file under --all-files)
-    assert hooks["cassette-secrets"]["pass_filenames"] is True
-    assert hooks["cassette-drift"]["pass_filenames"] is False
-    assert hooks["cassette-verify"]["pass_filenames"] is False
+    # every hook takes the file names, so `pre-commit run --all-files` checks every tracked file
+    assert all(hook["pass_filenames"] is True for hook in hooks.values())
 
 
 def _hook_repo(dest: Path, *, system: bool = True) -> Path:
@@ -364,7 +364,7 @@ def _hook_repo(dest: Path, *, system: bool = True) -> Path:
     shutil.copytree(ROOT / "cassette", dest / "cassette", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", dest / "pyproject.toml")
     manifest = (ROOT / ".pre-commit-hooks.yaml").read_text()
-    assert manifest.count("language: python") == 3
+    assert manifest.count("language: python") == 4
     if system:
         manifest = manifest.replace("language: python", "language: system")
     (dest / ".pre-commit-hooks.yaml").write_text(manifest)
@@ -379,19 +379,24 @@ def _hook_repo(dest: Path, *, system: bool = True) -> Path:
     return dest
 
 
-def test_pre_commit_try_repo_runs_the_three_hooks(
-    repo: Path, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    hooks = _hook_repo(tmp_path_factory.mktemp("hooks") / "cassette-hooks")
-    plant("blob")
-    git("add", "-A")
-    env = dict(
+def _pre_commit_env(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """pre-commit's own home in a temp dir, this interpreter's `cassette` first on PATH."""
+    return dict(
         os.environ,
         PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
         PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
         HOME=str(repo),
         GIT_CONFIG_NOSYSTEM="1",
     )
+
+
+def test_pre_commit_try_repo_runs_the_three_hooks(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    hooks = _hook_repo(tmp_path_factory.mktemp("hooks") / "cassette-hooks")
+    plant("blob")
+    git("add", "-A")
+    env = _pre_commit_env(repo, tmp_path_factory)
     pre_commit = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks)]
     run = subprocess.run(pre_commit, capture_output=True, text=True, env=env, cwd=repo)
     out = run.stdout + run.stderr
@@ -399,10 +404,33 @@ def test_pre_commit_try_repo_runs_the_three_hooks(
     assert "cassette-secrets" in out and "Failed" in out
     assert "openai-api-key" in out and "interactions[1].request.messages[1].content" in out
     assert OPENAI_KEY not in out
-    verify_line = next(line for line in out.splitlines() if line.startswith("cassette verify"))
-    drift_line = next(line for line in out.splitlines() if line.startswith("cassette drift"))
+    # the status lines ("cassette verify (...)....Passed"), not the one-process hook's own output
+    verify_line = next(
+        line for line in out.splitlines() if line.startswith("cassette verify") and "..." in line
+    )
+    drift_line = next(
+        line for line in out.splitlines() if line.startswith("cassette drift") and "..." in line
+    )
     assert verify_line.endswith("Passed") and drift_line.endswith("Passed")
     assert f"{CASSETTE}: modified" in out, out  # the drift summary is shown (verbose hook)
+
+
+def test_the_one_process_hook_runs_the_three_checks_on_the_names_pre_commit_passes(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    hooks = _hook_repo(tmp_path_factory.mktemp("hooks") / "cassette-hooks")
+    env = _pre_commit_env(repo, tmp_path_factory)
+    base = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "cassette"]
+    clean = subprocess.run([*base, "--all-files"], capture_output=True, text=True, env=env, cwd=repo)
+    assert clean.returncode == 0, clean.stdout + clean.stderr  # every tracked file, all sound
+    plant("blob")
+    git("add", "-A")
+    run = subprocess.run(base, capture_output=True, text=True, env=env, cwd=repo)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert "openai-api-key" in out and "interactions[1].request.messages[1].content" in out
+    assert OPENAI_KEY not in out
+    assert f"{CASSETTE}: modified" in out  # and the drift summary, in the same process
 
 
 def test_pre_commit_run_all_files_finds_a_key_already_committed(
@@ -413,13 +441,7 @@ def test_pre_commit_run_all_files_finds_a_key_already_committed(
     where = plant("message")
     git("add", "-A")
     git("commit", "-q", "--no-verify", "-m", "a key slipped in")  # committed past the hook
-    env = dict(
-        os.environ,
-        PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
-        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-        HOME=str(repo),
-        GIT_CONFIG_NOSYSTEM="1",
-    )
+    env = _pre_commit_env(repo, tmp_path_factory)
     base = [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "cassette-secrets"]
     staged = subprocess.run(base, capture_output=True, text=True, env=env, cwd=repo)
     assert staged.returncode == 0, staged.stdout + staged.stderr  # nothing staged: nothing to check
@@ -484,6 +506,13 @@ def test_pre_commit_try_repo_installs_the_published_manifest_as_a_user_gets_it(
     assert run.returncode == 1, out
     assert "cassette-secrets" in out and "Failed" in out
     assert "openai-api-key" in out and OPENAI_KEY not in out
+    # the one-process hook's `python -m cassette.hooks` finds the environment's python and cassette
+    one = subprocess.run(
+        [*cmd[:-1], "cassette"], capture_output=True, text=True, env=env, cwd=repo, timeout=900
+    )
+    out = one.stdout + one.stderr
+    assert one.returncode == 1 and "Failed" in out and "openai-api-key" in out, out
+    assert OPENAI_KEY not in out and f"{CASSETTE}: modified" in out
 
 
 def test_python_m_cassette_hooks_without_a_command_is_a_usage_error(
@@ -492,7 +521,7 @@ def test_python_m_cassette_hooks_without_a_command_is_a_usage_error(
     from cassette.hooks.__main__ import main as hooks_main
 
     assert hooks_main([]) == 2
-    assert "usage: python -m cassette.hooks pre-commit | textconv FILE" in capsys.readouterr().err
+    assert "usage: python -m cassette.hooks pre-commit [FILES...] | textconv FILE" in capsys.readouterr().err
 
 
 def test_payloads_in_a_store_configured_outside_the_cassette_dir_are_scanned(
@@ -528,3 +557,101 @@ def test_payloads_in_a_store_configured_outside_the_cassette_dir_are_scanned(
     assert "openai-api-key" in out and f"tests/payloads/{blob[:2]}/{blob[2:]}" in out
     assert CASSETTE in out and "interactions[0].response.extra_notes" in out  # named by the cassette
     assert OPENAI_KEY not in out
+
+
+# --- the file names pre-commit passes, and --all-files ------------------------------------------------
+
+
+def test_verify_takes_the_file_names_pre_commit_passes_and_all_files_checks_every_committed_cassette(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A committed cassette whose blob is gone from the index fails under --all-files, not under a
+    commit that does not touch it; a staged cassette named by pre-commit is checked."""
+    shutil.copy(CASSETTE, "tests/cassettes/other.json")
+    doc = _doc()
+    doc["interactions"][0]["request"]["messages"][0]["content"] = {"$blob": "ab" * 20}  # never stored
+    Path("tests/cassettes/broken.json").write_text(json.dumps(doc, indent=2) + "\n")
+    git("add", "-A")
+    git("commit", "-q", "--no-verify", "-m", "a cassette with a dangling blob")
+    capsys.readouterr()
+    # nothing staged: the commit's own names (none) pass, every tracked cassette does not
+    assert main(["verify", "--staged"]) == 0
+    assert "verified 0 cassette(s)" in capsys.readouterr().out
+    assert (
+        main(["verify", "--staged", CASSETTE, "pyproject.toml"]) == 0
+    )  # a file that is no cassette: skipped
+    assert "verified 1 cassette(s)" in capsys.readouterr().out
+    for args in (["--all-files"], ["--staged", CASSETTE, "tests/cassettes/broken.json"]):
+        assert main(["verify", *args]) == 1
+        err = capsys.readouterr().err
+        assert "FAILED  tests/cassettes/broken.json" in err and "abababab" in err
+        assert "other.json" not in err
+    # deleting a blob-store file gets every cassette of the index checked, named or not
+    blob = next(p for p in STORE.rglob("*") if p.is_file())
+    git("rm", "-q", "--cached", str(blob))
+    assert main(["verify", "--staged", "pyproject.toml"]) == 1
+    err = capsys.readouterr().err
+    assert "FAILED  tests/cassettes/broken.json" in err and "FAILED  tests/cassettes/other.json" in err
+
+
+def test_drift_takes_the_file_names_and_says_in_one_line_when_none_differs(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    # `pre-commit run --all-files` with nothing staged: every tracked file, none changed
+    names = [p for p in git("ls-files").stdout.splitlines()]
+    assert main(["drift", "--staged", *names]) == 0
+    out = capsys.readouterr().out
+    said = "no staged cassette differs from HEAD among the {} file(s) given: no drift to summarise.\n"
+    assert out == said.format(len(names))
+    doc = _doc()
+    doc["interactions"][0]["request"]["model"] = "gpt-4o"
+    _save(doc)
+    git("add", CASSETTE)
+    assert main(["drift", "--staged", CASSETTE]) == 0
+    named = capsys.readouterr().out
+    assert named.startswith(f"{CASSETTE}: modified") and "request" in named
+    assert main(["drift", "--staged"]) == 0
+    assert capsys.readouterr().out == named  # the names pre-commit passes give what the index gives
+
+
+def test_staged_changes_agree_with_the_index_and_head_readers(repo: Path) -> None:
+    from cassette.git.repo import head_entries, staged_files
+    from cassette.git.snapshot import head_file, head_files, open_repo, staged_changes
+
+    doc = _doc()
+    doc["interactions"][0]["request"]["model"] = "gpt-4o"
+    _save(doc)
+    Path("tests/cassettes/new.json").write_text("{}")
+    blob = next(p for p in STORE.rglob("*") if p.is_file())
+    git("add", "-A")
+    git("rm", "-q", "--cached", str(blob))
+    git_repo = open_repo()
+    changed, deleted = staged_changes(git_repo)
+    assert [(f.path, f.blob_id, f.change) for f in changed] == [
+        (f.path, f.blob_id, f.change) for f in staged_files(git_repo)
+    ]
+    assert [f.path for f in changed] == ["tests/cassettes/new.json", CASSETTE]
+    assert deleted == [blob.as_posix()]
+    assert head_files(git_repo) == head_entries(git_repo)
+    fresh = open_repo()
+    assert head_file(fresh, CASSETTE) == head_entries(fresh)[CASSETTE]
+    assert head_file(fresh, "tests/cassettes/new.json") is None and head_file(fresh, "tests") is None
+
+
+def test_entry_points_are_read_only_when_a_package_declares_a_cassette_plugin(tmp_path: Path) -> None:
+    from cassette.plugins.manager import may_have_entry_points
+
+    site = tmp_path / "site"
+    (site / "other-1.0.dist-info").mkdir(parents=True)
+    (site / "other-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    (site / "plain-1.0.dist-info").mkdir()  # no entry points at all
+    assert may_have_entry_points([str(site), str(tmp_path / "missing")]) is False
+    (site / "acme-1.0.dist-info").mkdir()
+    (site / "acme-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pytest11]\nx = y\n\n[cassette]\nacme = acme\n"
+    )
+    assert may_have_entry_points([str(site)]) is True
+    wheel = tmp_path / "plugins.zip"  # a zip on the path: only importlib.metadata can look inside
+    wheel.write_bytes(b"PK")
+    assert may_have_entry_points([str(wheel)]) is True

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
+from cassette import __version__
 from cassette.errors import CassetteError
 
 EXIT_OK = 0
@@ -95,7 +96,7 @@ example:
 exit codes:
   0  no drift, or drift that --fail-on does not name (the summary is informational)
   1  an interaction falls in a --fail-on category
-  2  usage or input error (paths with --staged/--rev, an unknown revision, bad config)
+  2  usage or input error (paths with --rev, an unknown revision, bad config)
 
 example:
   cassette drift --rev origin/main..HEAD --format markdown > drift.md""",
@@ -208,9 +209,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     With ``argv``, only the command it names is imported (the others get a sub-parser with no help
     text, which nobody sees); without, every command is imported for the full ``--help``.
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette import __version__
-
     parser = argparse.ArgumentParser(
         prog="cassette",
         description="Record LLM agent runs into git-tracked cassettes and replay them offline.",

@@ -12,6 +12,7 @@ from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError
 from cassette.maintenance.hygiene import PENDING_SUFFIX, blob_use, cassette_dir, cassette_files, read_manifest
 from cassette.seam.session import store_for
+from cassette.store.files import file_kind
 
 HELP = "replace cassettes by their reviewed *.pending.json re-recordings (whole cassette dir, or by path)"
 
@@ -56,9 +57,6 @@ def pending_for(path: Path) -> list[Path]:
 
 def _not_a_file(path: Path) -> None:
     """Raise for a path that exists but is no regular file (a FIFO, a socket, a directory...)."""
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.store.files import file_kind
-
     try:
         mode = path.stat().st_mode
     except OSError:

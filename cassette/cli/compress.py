@@ -15,9 +15,15 @@ from typing import Any
 
 from cassette.cli._paths import resolve_arg, shown
 from cassette.config import Config, load_config
+from cassette.core.compression import gzip_bytes, is_compressed
+from cassette.core.model import Cassette
 from cassette.errors import CassetteError
 from cassette.maintenance.hygiene import cassette_dir, cassette_files, format_size
 from cassette.seam.session import store_for
+from cassette.store.blobs import BlobStore
+from cassette.store.cassettes import load_cassette, manifest_bytes
+from cassette.store.files import atomic_write, read_regular
+from cassette.store.manifest import parse_manifest
 
 HELP = "rewrite cassettes gzip-compressed (or --readable: as readable JSON) without re-recording"
 
@@ -44,10 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _hydrated(path: Path, store: Path) -> Any:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.core.model import Cassette
-    from cassette.store.cassettes import load_cassette
-
     recorded = load_cassette(path, store)
     return Cassette(
         path=path,
@@ -67,13 +69,6 @@ def convert(path: Path, *, compress: bool, config: Config) -> tuple[int, int]:
 
         convert(Path("tests/cassettes/triage.json"), compress=True, config=load_config())
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.core.compression import gzip_bytes
-    from cassette.store.blobs import BlobStore
-    from cassette.store.cassettes import manifest_bytes
-    from cassette.store.files import atomic_write
-    from cassette.store.manifest import parse_manifest
-
     store = store_for(path, config)
     before = path.stat().st_size
     old = _hydrated(path, store)
@@ -93,10 +88,6 @@ def convert(path: Path, *, compress: bool, config: Config) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.core.compression import is_compressed
-    from cassette.store.files import read_regular
-
     compress = not args.readable
     config = load_config()
     todo: list[Path] = []

@@ -5,6 +5,24 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cassette.cli._paths import resolve_arg
+from cassette.config import load_config
+from cassette.errors import CassetteError
+from cassette.git.snapshot import open_repo
+from cassette.hooks.drift import (
+    drift_pending,
+    drift_revs,
+    drift_staged,
+    failing,
+    failing_summary,
+    parse_fail_on,
+    pending_files,
+    render_html,
+    render_json,
+    render_markdown,
+    render_text,
+)
+
 HELP = "summarise cassette drift (staged, between revisions, or pending re-recordings) for review"
 
 
@@ -12,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
         nargs="*",
-        help="with --pending: cassettes or directories to look in (default: cassette directory)",
+        help="with --pending: cassettes or directories to look in (default: cassette directory); with "
+        "--staged: the file names pre-commit passes (each one that differs from HEAD is summarised)",
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--staged", action="store_true", help="staged cassettes (git index) vs HEAD")
@@ -49,10 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _in_git_repo() -> bool:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.errors import CassetteError
-    from cassette.git.snapshot import open_repo
-
     try:
         open_repo()
     except CassetteError:
@@ -61,39 +76,32 @@ def _in_git_repo() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.cli._paths import resolve_arg
-    from cassette.config import load_config
-    from cassette.hooks.drift import (
-        drift_pending,
-        drift_revs,
-        drift_staged,
-        failing,
-        failing_summary,
-        parse_fail_on,
-        pending_files,
-        render_html,
-        render_json,
-        render_markdown,
-        render_text,
-    )
-
     fail_on = parse_fail_on(args.fail_on)
-    if (args.staged or args.rev) and args.paths:
+    if args.rev and args.paths:
         print(
-            "cassette drift: paths go with --pending (or no source flag), not --staged/--rev.",
+            "cassette drift: paths go with --pending or --staged (or no source flag), not --rev.",
             file=sys.stderr,
         )
         return 2
-    paths = [str(resolve_arg(p)) for p in args.paths] or [str(load_config().cassette_root())]
     if args.staged:
-        drifts = drift_staged(backend=args.backend)
+        # the file names pre-commit passes are index paths, as git has them (repo-relative)
+        drifts = drift_staged(backend=args.backend, only=args.paths or None)
+        if not drifts and args.paths and args.format == "text":
+            # the hook's names (every tracked file under `pre-commit run --all-files`), none changed:
+            # said in one line, where a bare `--staged` stays quiet
+            print(
+                f"no staged cassette differs from HEAD among the {len(args.paths):,} file(s) given: "
+                "no drift to summarise."
+            )
+            return 0
     elif args.rev:
         drifts = drift_revs(args.rev, backend=args.backend)
-    elif args.pending or pending_files(paths) or not _in_git_repo():
-        drifts = drift_pending(paths, backend=args.backend)
     else:
-        drifts = drift_staged(backend=args.backend)
+        paths = [str(resolve_arg(p)) for p in args.paths] or [str(load_config().cassette_root())]
+        if args.pending or pending_files(paths) or not _in_git_repo():
+            drifts = drift_pending(paths, backend=args.backend)
+        else:
+            drifts = drift_staged(backend=args.backend)
     source = "--staged " if args.staged else f"--rev {args.rev} " if args.rev else ""
     more = f"cassette drift {source}--all"
     if args.format == "json":

@@ -17,6 +17,7 @@ from cassette.cli._paths import resolve_arg
 from cassette.config import Config, load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteError, CassetteNotFoundError
+from cassette.git.snapshot import looks_like_manifest
 from cassette.maintenance.hygiene import (
     GC_GRACE_SECONDS,
     apply_gc,
@@ -29,6 +30,7 @@ from cassette.maintenance.hygiene import (
     read_manifest,
 )
 from cassette.seam.session import store_for
+from cassette.store.files import read_regular
 
 HELP = "remove unreferenced blobs and stale *.tmp files (dry run unless --apply)"
 
@@ -80,10 +82,6 @@ def _references_elsewhere(root: Path, store: Path, config: Config) -> tuple[set[
     Under the cassette dir every ``*.json`` is a cassette, so an unreadable one stops gc (its
     references are unknown); elsewhere in the project only files shaped like a cassette count.
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import looks_like_manifest
-    from cassette.store.files import read_regular
-
     root = resolve_path(root)
     cassette_root = config.cassette_root()
     searched = store_users(root, store, config)

@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cassette.config import load_config
 from cassette.errors import CassetteError
 from cassette.importers import CassetteImportError, ImportReport, import_cendor, import_vcr
+from cassette.seam.session import store_for
 
 HELP = (
     "convert vcrpy / pytest-recording, cassetter, Ruby VCR or cendor-cassette recordings into cassettes "
@@ -116,10 +118,6 @@ def _vcr_pairs(source: Path, to: Path) -> list[tuple[Path, Path]]:
 
 
 def _shared_store(root: Path) -> None:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.config import load_config
-    from cassette.seam.session import store_for
-
     store = store_for(root / "x.json", load_config())
     try:
         store.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,8 @@ pre-commit.ci, not only inside an activated virtualenv.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -84,10 +86,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rev", default=f"v{__version__}", help="the rev to pin when --repo is a URL")
     parser.add_argument(
         "--requirement",
-        default=f"cassette=={__version__}",
+        default=None,
         metavar="SPEC",
-        help="what pre-commit installs for --repo local (default: %(default)s, this version); a pip "
-        "requirement, a path or a URL",
+        help="what pre-commit installs for --repo local: a pip requirement, a path or a URL (default: "
+        f"this cassette, as it was installed: {default_requirement().replace('%', '%%')})",
     )
     parser.add_argument("--no-pre-commit", action="store_true", help="leave .pre-commit-config.yaml alone")
     parser.add_argument(
@@ -114,7 +116,7 @@ def init_project(
     rev: str = f"v{__version__}",
     pre_commit: bool = True,
     git_diff: bool = False,
-    requirement: str = f"cassette=={__version__}",
+    requirement: str | None = None,
 ) -> InitReport:
     """Add cassette's configuration to the project at ``root``; returns what changed.
 
@@ -125,7 +127,7 @@ def init_project(
     if not root.is_dir():
         raise CassetteError(f"{root} is not a directory. Run cassette init in the project root.", path=root)
     report = InitReport()
-    hooks = HookSource(repo, rev, requirement)
+    hooks = HookSource(repo, rev, requirement or default_requirement())
     steps: list[tuple[str, Any]] = [
         ("pyproject.toml", lambda: _pyproject(root / "pyproject.toml", cassette_dir))
     ]
@@ -162,6 +164,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"updated {name}")
     for name in report.unchanged:
         print(f"{name}: already set up")
+    requirement = args.requirement or default_requirement()
+    if args.repo == "local" and not args.no_pre_commit and "file://" in requirement:
+        print(
+            f"note: the hooks install {requirement}, a folder on this machine: a fresh clone elsewhere "
+            "or CI cannot install it. Pass --requirement with a git URL or a published version, or "
+            "--repo with the hook repository's URL."
+        )
     if not report.changed and not report.created:
         print("nothing to do: the project is already set up")
     print("\n" + EPILOG.split("\n\n", 1)[1])
@@ -253,6 +262,39 @@ class HookSource:
     requirement: str = f"cassette=={__version__}"
 
 
+def default_requirement(dist: Any = None) -> str:
+    """The pip requirement that installs this very cassette into the hooks' environment, read from
+    how it was installed (PEP 610 ``direct_url.json``): ``cassette @ git+URL@commit`` for a git
+    install, ``cassette @ file:///path`` for a local folder or file (that machine only), else
+    ``cassette==<version>``.
+
+    Example::
+
+        default_requirement()  # e.g. "cassette @ git+https://github.com/acme/cassette@3f2c…"
+    """
+    if dist is None:
+        try:
+            dist = importlib.metadata.distribution("cassette")
+        except importlib.metadata.PackageNotFoundError:  # run from a source checkout, not installed
+            return f"cassette=={__version__}"
+    version = dist.version or __version__
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "null")
+    except ValueError:
+        direct = None
+    url = direct.get("url") if isinstance(direct, dict) else None
+    if not isinstance(url, str) or not url:
+        return f"cassette=={version}"
+    vcs = direct.get("vcs_info")
+    if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
+        at = vcs.get("commit_id") or vcs.get("requested_revision")
+        url = f"{vcs['vcs']}+{url}" + (f"@{at}" if isinstance(at, str) and at else "")
+    subdirectory = direct.get("subdirectory")
+    if isinstance(subdirectory, str) and subdirectory:
+        url += f"#subdirectory={subdirectory}"
+    return f"cassette @ {url}"
+
+
 def _hook_block(source: HookSource, indent: str) -> str:
     """The ``- repo:`` list item, indented like the file's other repos."""
     local = source.repo in ("local", "system")
@@ -273,7 +315,9 @@ def _hook_block(source: HookSource, indent: str) -> str:
                     f"{inner}    language: python",
                     f"{inner}    additional_dependencies: [{_yaml_string(source.requirement)}]",
                 ]
-            lines.append(f"{inner}    pass_filenames: false")
+            # as .pre-commit-hooks.yaml: each hook takes the file names pre-commit passes, so
+            # `pre-commit run --all-files` checks every tracked file
+            lines.append(f"{inner}    pass_filenames: true")
             if hook_id in _ALWAYS_RUN:
                 lines.append(f"{inner}    always_run: true")
             else:
@@ -330,7 +374,7 @@ def _pre_commit(path: Path, source: HookSource) -> bool:
 def _check_yaml(path: Path, old: str, new: str, source: HookSource) -> None:
     """With PyYAML present (pre-commit brings it), prove the edit added exactly one repo."""
     try:
-        import yaml
+        import yaml  # deferred: PyYAML is optional (pre-commit brings it); init works without it
     except ImportError:  # pragma: no cover - pre-commit users always have it
         return
     try:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from cassette.hooks.install import install_hooks
+
 HELP = "install a git pre-commit hook (secrets, blobs, drift) without the pre-commit framework"
 
 
@@ -19,9 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.hooks.install import install_hooks
-
     for line in install_hooks(force=args.force, textconv=args.textconv):
         print(line)
     return 0

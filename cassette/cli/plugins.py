@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 from cassette.config import clear_config_cache, load_config
+from cassette.plugins import BUILTIN
+from cassette.plugins.manager import get_plugin_manager, reset_plugin_manager
 
 HELP = "list loaded plugins (built-in, entry point `cassette`, [tool.cassette] plugins) and their hooks"
 
@@ -22,10 +24,6 @@ def loaded_plugins() -> list[dict[str, Any]]:
 
         [p["name"] for p in loaded_plugins()][:1]  # ["cassette.plugins.providers.<first by name>"]
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.plugins import BUILTIN
-    from cassette.plugins.manager import get_plugin_manager, reset_plugin_manager
-
     clear_config_cache()
     reset_plugin_manager()  # read this project's config and the installed entry points afresh
     configured = set(load_config().plugins)

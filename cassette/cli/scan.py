@@ -6,6 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from cassette.config import load_config
+from cassette.core.canonical import json_text
+from cassette.errors import CassetteNotFoundError
+from cassette.hooks.scan import render_text, scan_paths, scan_staged
+
 HELP = "find API keys and other secrets in staged cassettes and blobs, or in any text files"
 
 
@@ -32,12 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.config import load_config
-    from cassette.core.canonical import json_text
-    from cassette.errors import CassetteNotFoundError
-    from cassette.hooks.scan import render_text, scan_paths, scan_staged
-
     if args.staged or args.all_files:
         # with --staged, paths are the file names pre-commit passes: their index entries are scanned
         # (every tracked file under `pre-commit run --all-files`, the staged ones otherwise)

@@ -6,6 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
+from cassette.hooks.textconv import render
+from cassette.store.files import not_regular_error
+
 HELP = "print a cassette with its blobs inlined, for `git diff` (diff.cassette.textconv)"
 
 
@@ -14,11 +18,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
-    from cassette.hooks.textconv import render
-    from cassette.store.files import not_regular_error
-
     try:  # a FIFO or a device (/dev/zero) is refused, not waited on or read forever
         data = render(args.file)
     except NotRegularFileError as exc:

@@ -1,4 +1,5 @@
-"""`python -m cassette.hooks pre-commit` (the installed git hook) and `… textconv FILE` (diff driver)."""
+"""`python -m cassette.hooks pre-commit [FILES]` (the installed git hook, the one-process pre-commit
+hook) and `… textconv FILE` (diff driver)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["pre-commit"]:
-        # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-        from cassette.hooks import pre_commit
+        from cassette.hooks import pre_commit  # deferred: textconv (run by git per file) skips the checks
 
-        return pre_commit()
+        return pre_commit(args[1:])  # the file names pre-commit passes, if any
     if args[:1] == ["textconv"] and len(args) == 2:
-        # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-        from cassette.hooks.textconv import render
+        from cassette.hooks.textconv import render  # deferred: the pre-commit run skips the renderer
 
         try:
             data = render(args[1])
@@ -23,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         sys.stdout.buffer.write(data)
         return 0
-    print("usage: python -m cassette.hooks pre-commit | textconv FILE", file=sys.stderr)
+    print("usage: python -m cassette.hooks pre-commit [FILES...] | textconv FILE", file=sys.stderr)
     return 2
 
 

@@ -9,6 +9,7 @@ markdown) or a program (JSON).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -19,6 +20,25 @@ from typing import Any
 from cassette.core.canonical import json_text
 from cassette.core.model import Cassette
 from cassette.errors import CassetteConfigError, CassetteError
+from cassette.git.repo import StagedFile, changed_between, head_blob, read_at_rev, resolve_commit
+from cassette.git.snapshot import (
+    BlobReader,
+    IndexSnapshot,
+    RevSnapshot,
+    blob_path_id,
+    blob_store_dirs,
+    cassette_from_bytes,
+    display_path,
+    git_blob_reader,
+    head_file,
+    head_files,
+    index_files,
+    looks_like_manifest,
+    open_repo,
+    read_object,
+    staged_changes,
+)
+from cassette.plugins.manager import default_rules, get_plugin_manager, tokens_of
 from cassette.review.drift import (
     CATEGORIES,
     DESCRIPTIONS,
@@ -28,7 +48,8 @@ from cassette.review.drift import (
     change_signature,
     compare_cassettes,
 )
-from cassette.review.view import DriftSide, drift_page
+from cassette.secrets import redact_text, rules_from_plugins
+from cassette.store.cassettes import load_cassette
 
 PENDING_SUFFIX = ".pending.json"
 # How much a report shows before it counts the rest and names the command that lists them all.
@@ -79,9 +100,6 @@ class CassetteDrift:
 
 
 def _tokens(cassette: Cassette | None) -> int:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.plugins.manager import tokens_of
-
     if cassette is None:
         return 0
     total = 0
@@ -148,10 +166,6 @@ def drift_pending(
         for d in drift_pending(["tests/cassettes"]):
             print(d.file, d.counts())
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import display_path
-    from cassette.store.cassettes import load_cassette
-
     out: list[CassetteDrift] = []
     for pending in pending_files(paths):
         committed = pending.with_name(pending.name[: -len(PENDING_SUFFIX)] + ".json")
@@ -179,21 +193,21 @@ def _pairs_drift(
     backend: str | None,
 ) -> list[CassetteDrift]:
     """Drift of every cassette among ``pairs``; payloads come from git's objects (or the stores on disk)."""
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import (
-        IndexSnapshot,
-        blob_path_id,
-        blob_store_dirs,
-        cassette_from_bytes,
-        git_blob_reader,
-        looks_like_manifest,
-    )
-
-    # payloads are git objects once staged or committed; a store on disk covers the rest
+    # payloads are git objects once staged or committed; a store on disk covers the rest (its
+    # folders found from the index only when git lacks a payload: a hook's drift stays one index read)
     root = Path(repo.path)
-    reader = git_blob_reader(
-        repo, tuple(root / s for s in sorted(blob_store_dirs(IndexSnapshot(repo).entries())))
-    )
+    in_git = git_blob_reader(repo)
+    on_disk: list[BlobReader] = []
+
+    def reader(blob_id: str) -> bytes | None:
+        data = in_git(blob_id)
+        if data is None:
+            if not on_disk:
+                stores = sorted(blob_store_dirs(IndexSnapshot(repo).entries()))
+                on_disk.append(git_blob_reader(repo, tuple(root / s for s in stores)))
+            data = on_disk[0](blob_id)
+        return data
+
     out: list[CassetteDrift] = []
     for old_path, new_path, status in pairs:
         path = new_path or old_path
@@ -216,30 +230,52 @@ def _pairs_drift(
 
 
 def drift_staged(
-    start: str | os.PathLike[str] | None = None, *, backend: str | None = None
+    start: str | os.PathLike[str] | None = None,
+    *,
+    backend: str | None = None,
+    only: Iterable[str] | None = None,
 ) -> list[CassetteDrift]:
     """Staged cassettes (read from the git index) vs their ``HEAD`` versions.
+
+    With ``only`` (the file names pre-commit passes), those files alone: each whose index entry
+    differs from HEAD is compared, the others are left out (under ``pre-commit run --all-files``,
+    with nothing staged, that is every file: nothing to summarise), and deletions, which
+    pre-commit does not pass, are not summarised.
 
     Example::
 
         print(render_markdown(drift_staged()))
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.repo import head_blob, staged_files
-    from cassette.git.snapshot import open_repo, read_object, staged_deletions
-
     repo = open_repo(start)
-    staged = {f.path: f for f in staged_files(repo)}
+    old_ids: dict[str, str] = {}  # HEAD's blob id of each named file that changed
+    if only is None:
+        changed, deleted = staged_changes(repo)
+    else:
+        named = index_files(repo, only)
+        # a few names: the trees on their way; many (--all-files): one walk of HEAD
+        lookup = head_files(repo).get if len(named) > 32 else functools.partial(head_file, repo)
+        changed = []
+        for f in named:
+            old = lookup(f.path)
+            if old is None or old[1] != f.blob_id:
+                changed.append(StagedFile(f.path, f.blob_id, "add" if old is None else "modify", repo))
+                if old is not None:
+                    old_ids[f.path] = old[1]
+        deleted = []
+    staged = {f.path: f for f in changed}
     pairs: list[_Pair] = [
         (f.path if f.change == "modify" else None, f.path, f.change) for f in staged.values()
     ]
-    pairs += [(p, None, "delete") for p in staged_deletions(repo)]
+    pairs += [(p, None, "delete") for p in deleted]
     pairs.sort(key=lambda p: p[1] or p[0] or "")
 
     def read_new(path: str) -> bytes | None:
         return read_object(repo, staged[path].blob_id)
 
-    return _pairs_drift(repo, pairs, lambda p: head_blob(repo, p), read_new, backend=backend)
+    def read_old(path: str) -> bytes | None:
+        return read_object(repo, old_ids[path]) if path in old_ids else head_blob(repo, path)
+
+    return _pairs_drift(repo, pairs, read_old, read_new, backend=backend)
 
 
 def drift_revs(
@@ -253,10 +289,6 @@ def drift_revs(
 
         drift_revs("origin/main..HEAD")
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.repo import changed_between, read_at_rev, resolve_commit
-    from cassette.git.snapshot import RevSnapshot, open_repo
-
     repo = open_repo(start)
     if ".." in spec:
         a, b = spec.split("..", 1)
@@ -391,13 +423,7 @@ def _summary(counts: Counter[str]) -> str:
 
 def _masker() -> Callable[[str], str]:
     """`_masked` with the secret rules read once (a report masks block by block)."""
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.secrets import redact_text, rules_from_plugins
-
     try:
-        # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-        from cassette.plugins.manager import default_rules, get_plugin_manager
-
         rules = rules_from_plugins(get_plugin_manager())
     except CassetteError:  # a broken plugin is reported elsewhere; the built-in rules still mask
         rules = default_rules()
@@ -683,6 +709,10 @@ def render_html(drifts: list[CassetteDrift], *, title: str = "cassette drift") -
         Path("drift.html").write_text(render_html(drift_revs("origin/main..HEAD")))
     """
     shown = [d for d in drifts if d.items or d.status != "modified" or d.error]
+    # the HTML page (cassette.review.view, its templates) is only for --format html
+    # deferred: the drift hook prints text and stays fast without the page
+    from cassette.review.view import DriftSide, drift_page
+
     sides = [DriftSide(d.file, d.old, d.new, d.items, d.status, d.error) for d in shown]
     return drift_page(sides, title=title)
 

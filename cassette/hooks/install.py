@@ -16,9 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cassette.config import load_config
 from cassette.core.paths import resolve_path
 from cassette.errors import HookExistsError
 from cassette.git.repo import set_textconv
+from cassette.git.snapshot import open_repo
 
 MARKER = "# cassette-hook"
 
@@ -57,9 +59,6 @@ def install_hooks(
         for line in install_hooks(textconv=True):
             print(line)
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import open_repo
-
     repo = open_repo(start)
     done: list[str] = []
     hook = _hooks_dir(repo) / "pre-commit"
@@ -84,9 +83,6 @@ def install_textconv(repo: Any) -> list[str]:
     The attribute line goes into ``.gitattributes`` (commit it so the whole team
     gets it); each clone still needs the driver, which ``install-hooks --textconv`` sets.
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.config import load_config
-
     done: list[str] = []
     command = f"{shlex.quote(sys.executable)} -m cassette.hooks textconv"
     set_textconv(repo, command)

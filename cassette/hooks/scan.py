@@ -20,12 +20,26 @@ from typing import Any
 
 import orjson
 
+from cassette import __version__
+from cassette.config import load_config
 from cassette.core.canonical import loads
 from cassette.core.paths import resolve_path
-from cassette.git.repo import StagedFile, staged_files, tracked_files
-from cassette.secrets import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule
+from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
+from cassette.git.repo import StagedFile, index_entries
+from cassette.git.snapshot import (
+    blob_path_id,
+    blob_refs_with_paths,
+    git_blob_reader,
+    index_files,
+    looks_like_manifest,
+    open_repo,
+    read_object,
+    staged_changes,
+)
+from cassette.plugins.manager import get_plugin_manager
+from cassette.secrets import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule, rules_from_plugins
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, git_blob_id
-from cassette.store.files import atomic_write
+from cassette.store.files import atomic_write, file_kind, not_regular_reason, read_regular
 
 CACHE_NAME = "cassette-scan-cache"
 CACHE_LIMIT = 200_000
@@ -63,9 +77,6 @@ class Reported:
 
 def rules_version(rules: Sequence[SecretRule]) -> str:
     """A digest of the rule set and the scanner: a cached result is reused only under the very same ones."""
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette import __version__
-
     h = hashlib.sha256(f"{__version__} scan {SCAN_VERSION}".encode())
     for r in rules:
         validate = getattr(r.validate, "__qualname__", repr(r.validate)) if r.validate else ""
@@ -116,11 +127,6 @@ class ScanCache:
 
 def default_scanner(start: str | os.PathLike[str] | None = None) -> tuple[Scanner, frozenset[str]]:
     """A scanner with every rule from the plugins (no allow-list) and the config's ``secrets_allow``."""
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.config import load_config
-    from cassette.plugins.manager import get_plugin_manager
-    from cassette.secrets import rules_from_plugins
-
     config = load_config(Path(start) if start is not None else None)
     return Scanner(rules_from_plugins(get_plugin_manager())), frozenset(config.secrets_allow)
 
@@ -196,10 +202,6 @@ def scan_staged(
         for reported in scan_staged():
             print(reported)  # tests/cassettes/triage.json:14: <rule id> at …: <key prefix>…Xy12 (…)
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.config import load_config
-    from cassette.git.snapshot import open_repo
-
     repo = open_repo(start)
     root = Path(repo.path)
     config = load_config(root)
@@ -209,9 +211,6 @@ def scan_staged(
     cache = (
         ScanCache(Path(repo.controldir()) / CACHE_NAME, rules_version(scanner.rules)) if use_cache else None
     )
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import git_blob_reader
-
     # a streamed event moved to the blob store is read from git's objects (what is staged or
     # committed), else from the store on disk
     blobs = git_blob_reader(repo, (config.store_path(),))
@@ -225,7 +224,10 @@ def scan_staged(
         if d is not None
     )
     wanted = None if only is None else {Path(p).as_posix().removeprefix("./") for p in only}
-    files = staged_files(repo) if not all_files and wanted is None else tracked_files(repo, wanted)
+    if wanted is not None or all_files:  # the index entries named, or all of them: no walk of HEAD
+        files = index_files(repo, index_entries(repo) if wanted is None else wanted)
+    else:
+        files = staged_changes(repo)[0]
     targets = [f for f in files if _in_scope(f.path, dirs, every_type or wanted is not None)]
     store_dir = dirs[-1] if len(dirs) == 2 else None
     out = _scan_targets(repo, run, targets, store_dir)
@@ -237,9 +239,6 @@ def scan_staged(
 def _scan_targets(repo: Any, run: _Run, targets: list[StagedFile], store_dir: str | None) -> list[Reported]:
     """What `scan_staged` reports for ``targets``: the staged recordings awaiting review, then each
     file's findings, one in a blob payload naming the cassette and JSON path that reference it."""
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import blob_path_id
-
     # Staged bytes are read only on a cache miss; the manifests are read (or kept from the scan)
     # to name the cassette and path of a finding in a payload, only once a payload has one.
     manifests: dict[str, bytes] = {}
@@ -313,17 +312,11 @@ def _payload_in(path: str, store_dir: str | None) -> str | None:
 
 
 def _is_manifest_path(path: str) -> bool:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import blob_path_id
-
     return path.endswith(".json") and not blob_path_id(path)
 
 
 def _references(repo: Any, files: dict[str, bytes]) -> dict[str, tuple[str, str]]:
     """blob id → (cassette, JSON path) for the payloads referenced by the staged cassettes in ``files``."""
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import blob_refs_with_paths, looks_like_manifest, read_object
-
     out: dict[str, tuple[str, str]] = {}
     for path, data in files.items():
         if b'"$blob"' not in data or not looks_like_manifest(path, data):
@@ -369,18 +362,12 @@ def scan_paths(
         allow = default_allow if allow is None else allow
     cache_path: Path | None = None
     try:
-        # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-        from cassette.git.snapshot import open_repo
-
         cache_path = Path(open_repo().controldir()) / CACHE_NAME
     except Exception:  # not in a repository: no cache, same results
         cache_path = None
     cache = ScanCache(cache_path, rules_version(scanner.rules)) if cache_path is not None else None
     run = _Run(scanner, frozenset(allow or ()), cache)
     out: list[Reported] = []
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.store.files import read_regular
-
     for file in _files(paths):
         try:  # a FIFO, socket or device met in a directory is skipped: it would block or never end
             data = read_regular(file, limit=None)
@@ -393,10 +380,6 @@ def scan_paths(
 
 
 def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
-    from cassette.store.files import file_kind, not_regular_reason
-
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)

@@ -18,17 +18,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cassette.config import load_config
 from cassette.core.canonical import loads, pretty_json
 from cassette.errors import CassetteError
+from cassette.git.snapshot import GitBlobSource, open_repo, read_object
 from cassette.store.blobs import default_store_for
 from cassette.store.files import read_regular
 from cassette.store.manifest import parse_manifest
+from cassette.store.refs import hydrate
 
 
 def _stores(path: Path) -> list[Path]:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.config import load_config
-
     found: list[Path] = [default_store_for(path)]
     try:
         configured = [load_config(Path.cwd()).store_path()]
@@ -56,10 +56,6 @@ def render(path: str | os.PathLike[str]) -> bytes:
 
 
 def _render(p: Path, data: bytes) -> bytes:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import GitBlobSource, open_repo, read_object
-    from cassette.store.refs import hydrate
-
     parse_manifest(data, p)
     stores = _stores(p)
     try:

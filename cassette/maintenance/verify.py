@@ -17,12 +17,14 @@ does not parse is a failure, never skipped as "not a cassette".
 from __future__ import annotations
 
 import binascii
+import importlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cassette.config import load_config
 from cassette.core.canonical import loads
 from cassette.core.model import Cassette, holds_refs
 from cassette.core.paths import resolve_path
@@ -34,9 +36,23 @@ from cassette.errors import (
     TamperedBlobError,
     UnimportedTypeError,
 )
-from cassette.seam import botocore as botocore_seam
+from cassette.git.snapshot import (
+    IndexSnapshot,
+    blob_path_id,
+    blob_refs_with_paths,
+    blob_store_dirs,
+    deleted_under,
+    display_path,
+    index_files,
+    is_staged_cassette,
+    looks_like_manifest,
+    open_repo,
+    read_object,
+    staged_changes,
+    store_dir_for,
+)
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, BlobStore, default_store_for, git_blob_id
-from cassette.store.files import not_regular_reason, read_regular
+from cassette.store.files import TMP_SUFFIX, not_regular_reason, read_regular
 from cassette.store.manifest import duplicate_key, duplicate_key_error, parse_manifest
 from cassette.store.refs import check_refs, hydrate, walk_chain
 
@@ -149,9 +165,6 @@ def verify_manifest(data: bytes, file: str, check: BlobCheck) -> FileReport:
     except CassetteError as exc:
         report.problems.append(Problem(file, str(exc)))
         return report
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import blob_refs_with_paths
-
     report.interactions = len(cassette.interactions)
     seen: set[str] = set()
     todo: list[tuple[str, Any, bool]] = []
@@ -228,16 +241,26 @@ def replay_problem(response: Any) -> str | None:
         replay_problem({"status": 200, "text": "hi"})  # None
         replay_problem({"status": "200", "text": "hi"})  # "its status '200' is not an HTTP status code …"
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.seam.transport import replay_parts
-
     if not isinstance(response, dict):
         return f"the response is a {type(response).__name__}, not an object"
+    # the replay seam imports asyncio and the session (~0.05-0.1 s); only a cassette holding an
+    # LLM/HTTP call needs it
+    # deferred: `cassette verify` of tool-only cassettes (or none) stays fast without the seam
+    from cassette.seam import botocore as botocore_seam
+
+    # deferred: as above (the HTTP seam's replay checks)
+    from cassette.seam.transport import replay_parts
+
     if "event_stream" in response:  # an AWS event stream, replayed by the botocore seam
         return botocore_seam.replay_problem(response)
     try:
         _, headers, _, _ = replay_parts(response)
-        _headers_class()(headers)  # header names and values must encode as the HTTP library sends them
+        if not all(
+            isinstance(k, str) and isinstance(v, str) and k.isascii() and v.isascii() for k, v in headers
+        ):
+            # names and values must encode as the HTTP library sends them: plain ASCII text always
+            # does, anything else is the library's to judge (importing it costs ~0.05 s)
+            _headers_class()(headers)
     except binascii.Error as exc:
         return f"its `base64` body is not valid base64 ({exc})"
     except (TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
@@ -246,9 +269,8 @@ def replay_problem(response: Any) -> str | None:
 
 
 def _headers_class() -> Any:
-    """The ``Headers`` class of the HTTP library the SDKs use (httpx2 when installed, else httpx)."""
-    import importlib
-
+    """The ``Headers`` class of the HTTP library the SDKs use (httpx2 when installed, else httpx),
+    imported only when a response is checked (importing httpx2 costs ~0.05 s)."""
     for name in ("httpx2", "httpx"):
         try:
             return importlib.import_module(name).Headers
@@ -279,7 +301,8 @@ def _check_replayable(cassette: Cassette, file: str, check: BlobCheck, report: F
     response through the seam that replays it: `replay_parts` for LLM/HTTP calls,
     `replay_outcome` for tool calls.
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
+    # the tool seam imports the session and its dependencies, needed once a cassette holds a call
+    # deferred: a hook on a commit with no cassette never gets here, and stays fast
     from cassette.seam.tools import replay_outcome
 
     store = _CheckedStore(check, file)
@@ -419,9 +442,6 @@ def disk_blobs(store: Path, manifest: str) -> BlobCheck:
 
 def _store_for(path: Path) -> Path:
     """The blob store a `Session` would use for the cassette at ``path``."""
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.config import load_config
-
     config = load_config(path.parent)
     if config.store:
         return config.store_path()
@@ -433,9 +453,6 @@ def _store_for(path: Path) -> Path:
 
 
 def _is_temp(path: Path) -> bool:
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.store.files import TMP_SUFFIX
-
     return path.name.endswith(TMP_SUFFIX)
 
 
@@ -446,10 +463,6 @@ def cassette_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     is a cassette: a truncated or damaged one is listed, to be reported. Elsewhere only files
     shaped like a cassette are (``package.json`` is not one), and empty ``.json`` files.
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.config import load_config
-    from cassette.git.snapshot import looks_like_manifest
-
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
@@ -510,9 +523,6 @@ def verify_paths(paths: Iterable[str | os.PathLike[str]]) -> VerifyReport:
         print(report.render())
         assert report.ok
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.snapshot import display_path
-
     report = VerifyReport()
     for path in cassette_files(paths):
         shown = display_path(path)
@@ -533,38 +543,39 @@ def verify_paths(paths: Iterable[str | os.PathLike[str]]) -> VerifyReport:
     return report
 
 
-def verify_staged(start: str | os.PathLike[str] | None = None) -> VerifyReport:
+def verify_staged(
+    start: str | os.PathLike[str] | None = None,
+    *,
+    only: Iterable[str] | None = None,
+    all_files: bool = False,
+) -> VerifyReport:
     """Verify the cassettes staged in the git index, requiring their blobs to be staged too.
 
-    Checks every staged (added or modified) manifest, and every manifest in the
-    index when a blob-store file is being deleted. A blob that is on disk but not
+    Checks every staged (added or modified) manifest; with ``only``, the index entries of those
+    paths, changed or not (the file names pre-commit passes; names that are not cassettes are
+    skipped); with ``all_files``, every manifest the index tracks (``pre-commit run --all-files``,
+    CI). Every manifest in the index is checked when a blob-store file is being deleted (removing
+    a payload can break a cassette that is not itself staged). A blob that is on disk but not
     staged is reported with the ``git add`` to run.
 
     Example::
 
         assert verify_staged().ok
+        verify_staged(only=["tests/cassettes/triage.json"])
     """
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.git.repo import staged_files
-    from cassette.git.snapshot import (
-        IndexSnapshot,
-        blob_path_id,
-        blob_store_dirs,
-        is_staged_cassette,
-        open_repo,
-        read_object,
-        staged_deletions,
-        store_dir_for,
-    )
-
     repo = open_repo(start)
     root = Path(repo.path)
     index = IndexSnapshot(repo)
     entries = index.entries()
     stores = blob_store_dirs(entries)
+    if only is None and not all_files:
+        changed, deleted = staged_changes(repo)
+    else:  # the names given: HEAD's blob stores alone are read, for deletions
+        changed = index_files(repo, only or ())
+        deleted = [] if all_files else deleted_under(repo, stores | {_default_store(root)})
     # removing a payload can break a cassette that is not itself staged: then check them all
-    deleting_blobs = any(blob_path_id(p) for p in staged_deletions(repo))
-    candidates = sorted(entries) if deleting_blobs else [f.path for f in staged_files(repo)]
+    deleting_blobs = any(blob_path_id(p) for p in deleted)
+    candidates = sorted(entries) if all_files or deleting_blobs else [f.path for f in changed]
     report = VerifyReport()
     for path in candidates:
         if not path.endswith(".json") or blob_path_id(path):
@@ -573,30 +584,45 @@ def verify_staged(start: str | os.PathLike[str] | None = None) -> VerifyReport:
         if not is_staged_cassette(path, data, root):  # an empty .json counts only under cassette_dir
             continue
         assert data is not None
-        store = store_dir_for(path, stores, root)
-
-        def check(blob_id: str, store: str = store) -> tuple[bytes | None, str | None]:
-            blob_path = f"{store}/{blob_id[:2]}/{blob_id[2:]}"
-            sha = entries.get(blob_path)
-            if sha is None:
-                if (root / blob_path).is_file():
-                    return None, (
-                        f"blob {blob_id} is on disk but not staged: run `git add {blob_path}` "
-                        f"(or `git add {store}`) so the commit carries it."
-                    )
-                return None, (
-                    f"blob {blob_id} is neither staged nor on disk in {store}. Re-record the cassette, "
-                    "or restore the blob from the commit that had it."
-                )
-            if sha != blob_id:
-                return None, (
-                    f"the staged {blob_path} does not hash to its name (it was modified). Restore it "
-                    f"(git checkout HEAD -- {blob_path}) or re-record the cassette."
-                )
-            data_ = read_object(repo, sha)
-            if data_ is None or git_blob_id(data_) != blob_id:
-                return None, f"git cannot read the staged blob {blob_path}; run `git add {blob_path}` again."
-            return data_, None
-
-        report.files.append(verify_manifest(data, path, check))
+        report.files.append(verify_manifest(data, path, _index_blobs(repo, root, entries, stores, path)))
     return report
+
+
+def _default_store(root: Path) -> str:
+    """The configured blob store, repo-relative (a deleted store is in no index path any more)."""
+    try:
+        return resolve_path(load_config(root).store_path()).relative_to(resolve_path(root)).as_posix()
+    except ValueError:
+        return BLOB_DIR_NAME
+
+
+def _index_blobs(
+    repo: Any, root: Path, entries: dict[str, str], stores: set[str], manifest: str
+) -> BlobCheck:
+    """Check blobs in the index: staged under the manifest's blob store, named after their hash."""
+    store = store_dir_for(manifest, stores, root)
+
+    def check(blob_id: str) -> tuple[bytes | None, str | None]:
+        blob_path = f"{store}/{blob_id[:2]}/{blob_id[2:]}"
+        sha = entries.get(blob_path)
+        if sha is None:
+            if (root / blob_path).is_file():
+                return None, (
+                    f"blob {blob_id} is on disk but not staged: run `git add {blob_path}` "
+                    f"(or `git add {store}`) so the commit carries it."
+                )
+            return None, (
+                f"blob {blob_id} is neither staged nor on disk in {store}. Re-record the cassette, "
+                "or restore the blob from the commit that had it."
+            )
+        if sha != blob_id:
+            return None, (
+                f"the staged {blob_path} does not hash to its name (it was modified). Restore it "
+                f"(git checkout HEAD -- {blob_path}) or re-record the cassette."
+            )
+        data = read_object(repo, sha)
+        if data is None or git_blob_id(data) != blob_id:
+            return None, f"git cannot read the staged blob {blob_path}; run `git add {blob_path}` again."
+        return data, None
+
+    return check

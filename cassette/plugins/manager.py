@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import re
 import sys
 import threading
 from collections.abc import Iterable
@@ -13,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from cassette import hookspecs
+from cassette.config import load_config
 from cassette.errors import CassetteConfigError
+from cassette.plugins import BUILTIN
 from cassette.secrets.rules import SecretRule, rules_from_plugins
 
 if TYPE_CHECKING:
@@ -26,9 +30,6 @@ _builtin_rules: list[SecretRule] | None = None
 
 def _builtin_manager() -> pluggy.PluginManager:
     """A manager holding the built-in plugins alone (no entry points, no config)."""
-    # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-    from cassette.plugins import BUILTIN
-
     pm = pluggy.PluginManager("cassette")
     pm.add_hookspecs(hookspecs)
     for name in BUILTIN:
@@ -42,10 +43,51 @@ def _builtin_manager() -> pluggy.PluginManager:
     return pm
 
 
+# An `entry_points.txt` section header for the group, as importlib.metadata reads it
+_GROUP = re.compile(rb"^[ \t]*\[[ \t]*cassette[ \t]*\][ \t]*\r?$", re.MULTILINE)
+
+
+def may_have_entry_points(path: Iterable[str] | None = None) -> bool:
+    """Whether an installed distribution on ``path`` (default ``sys.path``) may declare a plugin in
+    the ``cassette`` entry-point group. False only when every entry of the path is a directory whose
+    ``*.dist-info``/``*.egg-info`` metadata has an ``entry_points.txt`` without a ``[cassette]``
+    section (or none): then the entry points need not be read at all. Importing importlib.metadata
+    and reading every distribution costs ~0.05 s, more than a pre-commit hook's own work; this
+    look at the metadata folders takes a few milliseconds.
+
+    Example::
+
+        may_have_entry_points()  # False in a venv with no cassette plugin installed
+    """
+    for entry in sys.path if path is None else path:
+        try:
+            found = list(os.scandir(entry or "."))
+        except NotADirectoryError:  # a zip or an egg file: importlib.metadata must look inside
+            return True
+        except OSError:  # missing: nothing there
+            continue
+        for item in found:
+            if not item.name.endswith((".dist-info", ".egg-info")):
+                continue
+            if not item.is_dir():  # a bare `.egg-info` file: let importlib.metadata read it
+                return True
+            try:
+                with open(os.path.join(item.path, "entry_points.txt"), "rb") as fh:
+                    text = fh.read()
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return True
+            if _GROUP.search(text):
+                return True
+    return False
+
+
 def new_plugin_manager(extra: Iterable[str] = (), root: Path | None = None) -> pluggy.PluginManager:
     pm = _builtin_manager()
     try:
-        pm.load_setuptools_entrypoints("cassette")
+        if may_have_entry_points():  # else the installed packages declare no cassette plugin
+            pm.load_setuptools_entrypoints("cassette")
     except pluggy.PluginValidationError as exc:
         raise CassetteConfigError(
             "an installed cassette plugin (entry point group 'cassette') does not fit the hooks: "
@@ -113,9 +155,6 @@ def get_plugin_manager() -> pluggy.PluginManager:
     if _pm is None:
         with _lock:
             if _pm is None:
-                # deferred: hook and CLI start-up; the hooks branch (issue 22.2) hoists or keeps it
-                from cassette.config import load_config
-
                 config = load_config()
                 _pm = new_plugin_manager(config.plugins, config.root if config.source else None)
     return _pm

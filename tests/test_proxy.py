@@ -21,34 +21,15 @@ from openai import OpenAI
 
 import cassette
 from cassette.testing.devserver import DevServer
+from tests.agent_helpers import TOOLS as OPENAI_TOOLS
 
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zq7Lw2Xv9Kp4Rt6Yb8Nm3Hc5Jd1Fg0Sa" * 2
 OPENAI_KEY = "sk-proj-" + "Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz0Xc" * 2
 MODEL = "claude-sonnet-4-5"
+# the OpenAI shape (tests/agent_helpers.py), and the same tool in Anthropic's
 TOOLS = [
-    {
-        "name": "lookup_order",
-        "description": "Look up an order by its id",
-        "input_schema": {
-            "type": "object",
-            "properties": {"order_id": {"type": "string"}},
-            "required": ["order_id"],
-        },
-    }
-]
-OPENAI_TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup_order",
-            "description": "Look up an order by its id",
-            "parameters": {
-                "type": "object",
-                "properties": {"order_id": {"type": "string"}},
-                "required": ["order_id"],
-            },
-        },
-    }
+    {"name": f["name"], "description": f["description"], "input_schema": f["parameters"]}
+    for f in (tool["function"] for tool in OPENAI_TOOLS)
 ]
 ASK = [{"role": "user", "content": "Where is order A-1?"}]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import threading
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -78,6 +79,7 @@ def test_anthropic_sdk_records_through_the_proxy_and_replays_with_the_server_sto
     seen = len(devserver.requests)
     assert seen == 3 and [i.kind for i in session.interactions] == ["llm"] * 3
     assert session.interactions[2].response["events"]  # recorded as the stream it was
+    assert session.unrouted == []  # the client's connection to the proxy is the seam's own
     devserver.stop()
     with cassette.block_network(), cassette.using("cassettes/claude.json", mode="replay") as replay:
         with cassette.proxy(devserver.anthropic_base_url) as url:
@@ -258,3 +260,21 @@ def test_with_no_cassette_the_proxy_passes_calls_through(devserver: DevServer) -
         )
     assert reply.content and len(devserver.requests) == 1
     assert json.loads(json.dumps(devserver.requests[0].body))["messages"] == ASK
+
+
+def test_a_client_not_built_on_httpx_is_recorded_as_generic_http_at_the_upstream_url(
+    devserver: DevServer,
+) -> None:
+    def models(url: str) -> bytes:
+        with urllib.request.urlopen(f"{url}/models") as response:  # the stdlib's client: no httpx at all
+            return bytes(response.read())
+
+    with cassette.using("cassettes/urllib.json", mode="record") as session:
+        with cassette.proxy(devserver.openai_base_url) as url:
+            recorded = models(url)
+    (interaction,) = session.interactions
+    assert interaction.kind == "http" and devserver.openai_base_url in json.dumps(interaction.request)
+    devserver.stop()
+    with cassette.block_network(), cassette.using("cassettes/urllib.json", mode="replay"):
+        with cassette.proxy(devserver.openai_base_url) as url:  # another port: the key has the upstream's
+            assert models(url) == recorded

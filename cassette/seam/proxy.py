@@ -1,11 +1,11 @@
 """The seam for clients that take only a base URL: a recording proxy on loopback.
 
-``with cassette.proxy("https://api.anthropic.com") as url:`` serves ``url`` on 127.0.0.1 and
+``with cassette.proxy("https://api.example.com/v1") as url:`` serves ``url`` on 127.0.0.1 and
 sends each request it receives on to the upstream through cassette's own HTTP client
 (`http_client`), so it is recorded and replayed exactly as a call of an SDK given
 ``http_client=cassette.http_client()``; on replay the upstream is never contacted. For a
-framework that builds its SDK client itself from a base URL (langchain-anthropic's
-``ChatAnthropic(anthropic_api_url=...)``), this is the one public door.
+framework that builds its SDK client itself and takes only a base URL for it, or an SDK not
+built on httpx, this is the one public door (docs/frameworks.md names the frameworks).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ HOP_BY_HOP = frozenset(
 )
 # the seam hands bodies decoded: their encoding and length are the proxy's to state
 RESPONSE_DROPPED = HOP_BY_HOP | {"content-encoding"}
-UPSTREAM_TIMEOUT = 600.0  # seconds, as the OpenAI and Anthropic SDKs wait by default
+UPSTREAM_TIMEOUT = 600.0  # seconds, as the Stainless-built SDKs wait by default
 _NO_BODY = frozenset({204, 304})
 
 
@@ -71,8 +71,7 @@ def _parse_upstream(upstream: object) -> tuple[str, str]:
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise ProxyUpstreamError(
             f"cassette.proxy(upstream={upstream!r:.80}): not an http:// or https:// URL with a host. "
-            "Pass the base URL the client is given without cassette, such as 'https://api.anthropic.com' "
-            "or 'https://api.openai.com/v1'."
+            "Pass the base URL the client is given without cassette, such as 'https://api.example.com/v1'."
         )
     return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
 
@@ -225,7 +224,7 @@ def proxy(upstream: str, *, lib: str | None = None) -> Iterator[str]:
     """A local base URL that stands in for ``upstream``: every call sent to it is recorded and
     replayed by the cassette active where the block starts, as a call through `http_client`.
 
-    The URL keeps ``upstream``'s path (``https://api.openai.com/v1`` -> ``http://127.0.0.1:PORT/v1``).
+    The URL keeps ``upstream``'s path (``https://api.example.com/v1`` -> ``http://127.0.0.1:PORT/v1``).
     On replay nothing reaches the upstream. A call that fails in the proxy (a `CassetteMiss`, an
     upstream it cannot reach while recording) is answered with a 502 naming the error, and the
     error is raised again when the block ends, so a client that swallows it still fails the test.
@@ -233,9 +232,9 @@ def proxy(upstream: str, *, lib: str | None = None) -> Iterator[str]:
 
     Example::
 
-        with cassette.using("tests/cassettes/claude.json"):
-            with cassette.proxy("https://api.anthropic.com") as url:
-                llm = ChatAnthropic(model="claude-sonnet-4-5", anthropic_api_url=url)
+        with cassette.using("tests/cassettes/agent.json"):
+            with cassette.proxy("https://api.example.com/v1") as url:
+                client = SomeSDK(base_url=url)
     """
     target = _Upstream(upstream, lib, contextvars.copy_context())
     server = _ProxyServer(target)

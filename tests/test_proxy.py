@@ -278,3 +278,42 @@ def test_a_client_not_built_on_httpx_is_recorded_as_generic_http_at_the_upstream
     with cassette.block_network(), cassette.using("cassettes/urllib.json", mode="replay"):
         with cassette.proxy(devserver.openai_base_url) as url:  # another port: the key has the upstream's
             assert models(url) == recorded
+
+
+INNER = """
+import os
+import pytest
+import cassette
+from anthropic import Anthropic
+
+def ask(text):
+    with cassette.proxy(os.environ["DEVSERVER_URL"]) as url:
+        client = Anthropic(base_url=url, api_key="sk-test", max_retries=0)
+        reply = client.messages.create(
+            model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": text}]
+        )
+    return reply.content[0].text
+
+@pytest.mark.cassette
+def test_asks():
+    assert ask(os.environ.get("QUESTION", "hello"))
+"""
+
+
+def test_under_the_pytest_plugin_a_replaying_run_serves_the_proxy_and_fails_on_a_miss(
+    pytester: pytest.Pytester, devserver: DevServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEVSERVER_URL", devserver.url)
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\nasyncio_default_fixture_loop_scope = "function"\n')
+    pytester.makepyfile(test_agent=INNER)
+    pytester.runpytest_inprocess().assert_outcomes(passed=1)
+    devserver.stop()
+    seen = len(devserver.requests)
+    replayed = pytester.runpytest_inprocess("--cassette-mode=replay")  # the run-wide network guard is on
+    replayed.assert_outcomes(passed=1)
+    replayed.stdout.fnmatch_lines(["*replayed: 1 cassette(s), 1 LLM calls served*"])
+    monkeypatch.setenv("QUESTION", "something never recorded")
+    missed = pytester.runpytest_inprocess("--cassette-mode=replay")
+    missed.assert_outcomes(failed=1)
+    missed.stdout.fnmatch_lines(["*CassetteMiss*"])
+    assert len(devserver.requests) == seen

@@ -7,6 +7,8 @@ refused too: the proxy's own address is the only one that passes)."""
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import gzip
 import json
 import threading
 import urllib.request
@@ -209,14 +211,51 @@ class _SlowEvents(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
 
-@pytest.fixture
-def slow_upstream() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowEvents)
+class _Gzipped(BaseHTTPRequestHandler):
+    """An upstream that answers gzip-compressed JSON, as real APIs do when asked to."""
+
+    protocol_version = "HTTP/1.1"
+    body = b'{"ok": true, "items": [1, 2, 3]}'
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        data = gzip.compress(self.body)
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-encoding", "gzip")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def slow_upstream() -> Iterator[str]:
+    with serving(_SlowEvents) as url:
+        yield url
+
+
+@pytest.mark.parametrize("recording", [True, False], ids=["recorded", "no-cassette"])
+def test_a_compressed_answer_is_handed_on_decoded_with_its_own_length(recording: bool) -> None:
+    block = cassette.using("cassettes/gzip.json", mode="record") if recording else contextlib.nullcontext()
+    with serving(_Gzipped) as upstream, block, cassette.proxy(upstream) as url:
+        response = httpx2.get(f"{url}/thing", headers={"accept-encoding": "gzip"})
+    assert response.json() == {"ok": True, "items": [1, 2, 3]}
+    assert "content-encoding" not in response.headers
+    assert response.headers["content-length"] == str(len(_Gzipped.body))
 
 
 def test_a_stream_is_relayed_as_each_event_arrives(slow_upstream: str) -> None:

@@ -133,8 +133,10 @@ class _Handler(BaseHTTPRequestHandler):
         target = self.path if self.path.startswith("/") else _path_of(self.path)
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP]
         client = upstream.client
-        request = client.build_request(self.command, upstream.origin + target, headers=headers, content=body)
         try:
+            request = client.build_request(
+                self.command, upstream.origin + target, headers=headers, content=body
+            )
             response = client.send(request, stream=True)
         except CassetteError as error:  # a miss, a missing blob, a record of the wrong shape
             self._refuse(error)
@@ -148,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             )
             return
-        except Exception as exc:
+        except Exception as exc:  # kept and raised when the block ends, never lost in this thread
             self._refuse(exc)
             return
         try:
@@ -237,7 +239,11 @@ def proxy(upstream: str, *, lib: str | None = None) -> Iterator[str]:
                 client = SomeSDK(base_url=url)
     """
     target = _Upstream(upstream, lib, contextvars.copy_context())
-    server = _ProxyServer(target)
+    try:
+        server = _ProxyServer(target)
+    except BaseException:
+        target.client.close()
+        raise
     host, port = server.server_name, server.server_port
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="cassette-proxy", daemon=True)
     try:

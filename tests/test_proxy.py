@@ -356,3 +356,21 @@ def test_under_the_pytest_plugin_a_replaying_run_serves_the_proxy_and_fails_on_a
     missed.assert_outcomes(failed=1)
     missed.stdout.fnmatch_lines(["*CassetteMiss*"])
     assert len(devserver.requests) == seen
+
+
+def test_each_proxy_serves_the_session_it_was_entered_in_while_two_are_active(devserver: DevServer) -> None:
+    both_open = threading.Barrier(2, timeout=10)  # two sessions active at once: a thread alone is ambiguous
+
+    def agent(name: str) -> None:
+        with cassette.using(f"cassettes/{name}.json", mode="record"), cassette.proxy(devserver.url) as url:
+            both_open.wait()
+            client = Anthropic(base_url=url, api_key="x", max_retries=0)
+            client.messages.create(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": name}])
+            both_open.wait()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for done in [pool.submit(agent, "alpha"), pool.submit(agent, "beta")]:
+            done.result()
+    for name in ("alpha", "beta"):
+        (interaction,) = cassette.load_cassette(f"cassettes/{name}.json").interactions
+        assert interaction.request["messages"] == [{"role": "user", "content": name}]

@@ -46,6 +46,7 @@ from cassette.errors import (
     NotAGitRepositoryError,
     NotRegularFileError,
     PromoteError,
+    ProxyUpstreamError,
     RecordedControlFlowError,
     RecordingFailedError,
     SemanticBackendError,
@@ -62,6 +63,7 @@ from cassette.errors import (
     UnrebuildableValueError,
     UnroutedClientError,
     UnsupportedVersionError,
+    UpstreamUnreachableError,
     ValueCodecError,
 )
 
@@ -77,6 +79,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time th
     from cassette.seam.api import use, using
     from cassette.seam.mcp import mcp_transport
     from cassette.seam.netguard import block_network
+    from cassette.seam.proxy import proxy
     from cassette.seam.session import Mode, Session, current_session
     from cassette.seam.tools import ValueCodec, tool
     from cassette.seam.trace import trace
@@ -110,6 +113,7 @@ _LAZY: dict[str, str] = {
     "load_cassette": "cassette.store.cassettes",
     "mcp_transport": "cassette.seam.mcp",
     "promote": "cassette.maintenance.promote",
+    "proxy": "cassette.seam.proxy",
     "semantic_drift": "cassette.review.semantic_drift",
     "semantic_match": "cassette.review.semantic",
     "tool": "cassette.seam.tools",
@@ -154,6 +158,7 @@ __all__ = [
     "NotRegularFileError",
     "PromoteError",
     "PromoteReport",
+    "ProxyUpstreamError",
     "RecordedControlFlowError",
     "RecordingFailedError",
     "SecretRule",
@@ -172,6 +177,7 @@ __all__ = [
     "UnrebuildableValueError",
     "UnroutedClientError",
     "UnsupportedVersionError",
+    "UpstreamUnreachableError",
     "ValueCodec",
     "ValueCodecError",
     "async_http_client",
@@ -186,6 +192,7 @@ __all__ = [
     "load_cassette",
     "mcp_transport",
     "promote",
+    "proxy",
     "semantic_drift",
     "semantic_match",
     "tool",

@@ -219,5 +219,13 @@ class UnroutedClientError(CassetteError):
     """While recording, an HTTP client connected out without passing through the cassette seam."""
 
 
+class ProxyUpstreamError(CassetteConfigError):
+    """`cassette.proxy(upstream)` was given an upstream that is not an ``http(s)://host`` URL."""
+
+
+class UpstreamUnreachableError(CassetteError):
+    """While recording through `cassette.proxy`, the upstream could not be reached."""
+
+
 class EventStreamError(CassetteShapeError, ValueError):
     """Bytes that are not an AWS event-stream message (a bad length or CRC)."""

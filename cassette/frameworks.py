@@ -63,7 +63,8 @@ def openai_agents(client: Any = None, *, tracing: bool = False) -> Any:
 
 def langchain_clients(sdk: str = "openai", **kwargs: Any) -> tuple[Any, Any]:
     """``(http_client, http_async_client)`` for ``ChatOpenAI``: pass both. (``ChatAnthropic`` of
-    langchain-anthropic 1.7.10 takes neither: it builds its clients itself; see docs/frameworks.md.)"""
+    langchain-anthropic 1.7.10 takes neither: give it ``anthropic_api_url=`` the URL of a
+    `cassette.proxy`; see docs/frameworks.md.)"""
     return http_clients(sdk, **kwargs)
 
 

@@ -87,6 +87,7 @@ _blocked: list[NetworkBlockedError] = []
 _run_policy: NetworkPolicy | None = None  # guard_run(): also while no replaying session is active
 _outside: list[NetworkBlockedError] = []  # what the run policy blocked
 _busy = threading.local()  # our own look-ups inside the hook must not re-enter it
+_seam_endpoints: set[tuple[str, int]] = set()  # loopback addresses the seam serves (`cassette.proxy`)
 
 
 def _install() -> None:
@@ -149,6 +150,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 def _check(event: str, args: tuple[Any, ...]) -> None:
+    if _seam_endpoints and _target(event, args) in _seam_endpoints:
+        return  # a client reaching the seam itself: what the seam sends on is checked on its own
     policy, what, owner = _active_policy()
     run_wide = policy is not None and policy is _run_policy  # now: the run's guard may be replaced meanwhile
     if policy is None:
@@ -459,6 +462,26 @@ def _blocked_error(
         f'or [tool.cassette] allow_hosts = ["{host}"].'
     )
     return NetworkBlockedError(message, host=host, port=port, hint=said or "")
+
+
+@contextlib.contextmanager
+def seam_endpoint(host: str, port: int) -> Iterator[None]:
+    """Connections to ``host:port`` (a loopback address the seam serves in this process) are the
+    seam's own while the block runs: never blocked, never counted as an unrouted client.
+
+    Example::
+
+        with seam_endpoint("127.0.0.1", server.server_port):
+            ...  # clients given the proxy's URL connect to it
+    """
+    _install()
+    with _lock:
+        _seam_endpoints.add((host, port))
+    try:
+        yield
+    finally:
+        with _lock:
+            _seam_endpoints.discard((host, port))
 
 
 @contextlib.contextmanager

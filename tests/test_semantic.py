@@ -512,6 +512,28 @@ def test_embeddings_share_the_negation_veto(embeddings: SemanticBackend) -> None
     assert result.reason.startswith("negated: 'cannot … refund' (cosine ")
 
 
+def test_embeddings_veto_an_answer_that_names_another_entity(embeddings: SemanticBackend) -> None:
+    stored = "Your data is stored in our EU region."
+    result = semantic_match(stored, "data is stored in the US", backend="embeddings")
+    assert not result
+    assert result.reason.startswith("name: expected 'US', answer has 'EU' (cosine ")
+    assert not semantic_match("We charged your Visa card.", "charged to Mastercard", backend="embeddings")
+    # the same entity said another way is no change (word cosine "Europe" / "EU" 0.70)
+    assert semantic_match(stored, "data is kept in Europe", backend="embeddings")
+    assert semantic_match("We charged your Visa card.", "charged to your Visa card", backend="embeddings")
+
+
+def test_proper_names_skip_sentence_starts_headings_and_dates() -> None:
+    from cassette.core.meaning import changed_names, proper_names
+
+    assert proper_names("We sent it from the US on Monday. Thanks, Maria") == {"us": "US", "maria": "Maria"}
+    assert proper_names("Paid with Visa") == {"visa": "Visa"}
+    assert proper_names("Stallone's Son Found Dead At Home") == {}  # title case marks no names
+    assert proper_names("We don't ship to P.O. boxes.") == {}  # single letters
+    assert changed_names("Kept in Berlin, Germany.", "kept in France") == (["France"], ["Berlin", "Germany"])
+    assert changed_names("Stored in France.", "stored in France") == ([], [])
+
+
 def test_embeddings_share_the_number_guard(embeddings: SemanticBackend) -> None:
     assert not semantic_match("We refunded $200.", "refunded $20", backend="embeddings")
     assert not semantic_match("Arrives Thursday.", "arrives Tuesday", backend="embeddings")

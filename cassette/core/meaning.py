@@ -679,3 +679,45 @@ def _opposite(act: dict[str, str], exp: dict[str, str]) -> str | None:
             if other.partition(":")[0] == family:
                 return f"opposite: expected '{written}', answer says '{said}'"
     return None
+
+
+@lru_cache(maxsize=4096)
+def proper_names(text: str) -> dict[str, str]:
+    """The names ``text`` writes: acronyms ("EU", "AWS", "US": 2 to 6 capitals, even a stopword's) and
+    capitalised words not opening a sentence ("your Visa card"), as ``{stem: as written}``. Single
+    letters ("P.O.") are left out.
+
+    >>> proper_names("Your data stays in the US. Ask Maria at Acme.")
+    {'us': 'US', 'maria': 'Maria', 'acm': 'Acme'}
+    """
+    found: dict[str, str] = {}
+    words = text.split()
+    capitals = sum(w[0].isupper() for w in words)
+    if capitals >= 4 and capitals * 2 > len(words):
+        return found  # a title-case heading ("Son Found Dead At Home"): capitals mark no names there
+    start = True
+    for kind, word, name, tok in chain.from_iterable(map(_piece, text.replace("’", "'").split(" "))):
+        acronym = 1 < len(tok) <= 6 and tok.isupper() and tok.isalpha()
+        named = kind is _CONTENT and len(tok) > 1 and tok[0].isupper() and not start
+        if (acronym or named) and not name:  # weekdays and months: the date guard compares them
+            found.setdefault(word, tok)
+        start = kind is _STOP
+    return found
+
+
+def changed_names(actual: str, expected: str) -> tuple[list[str], list[str]]:
+    """The names of ``expected`` the answer does not say, and the answer's names ``expected`` does not
+    (as written): when both are non-empty, the answer may name another entity ("the EU" for "the US").
+
+    >>> changed_names("Your data is stored in the EU.", "data is stored in the US")
+    (['US'], ['EU'])
+    """
+    want = proper_names(expected)
+    if not want:
+        return [], []
+    act, exp, have = analyse(actual), analyse(expected), proper_names(actual)
+    missing = [written for s, written in want.items() if s not in have and _find(s, act) is None]
+    if not missing:
+        return [], []
+    others = [written for s, written in have.items() if s not in want and _find(s, exp) is None]
+    return missing, others

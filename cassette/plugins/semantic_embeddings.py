@@ -10,7 +10,9 @@ The score is the best cosine between the expected text and the answer or any
 one of its sentences, so a long answer whose one sentence says the expected
 thing still matches; a short expected text is also compared with word windows
 of about its own length. Bag-of-words cosines are blind to negation and numbers,
-so the lexical backend's guards veto on top.
+so the lexical backend's guards veto on top, with two of this backend's own: a value
+said in another role (``changed_role``), and a name the answer swaps for another
+entity, told from an alias by the names' word cosine (:meth:`EmbeddingsBackend.changed_name`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cassette.core.meaning import changed_names, guard
+from cassette.core.meaning import changed_names, changed_role, guard
 from cassette.errors import SemanticBackendError
 from cassette.hookspecs import hookimpl
 
@@ -176,7 +178,9 @@ class EmbeddingsBackend:
             where = f"the words {_clip(spans[best - len(texts)])!r}"
         else:
             where = "the whole answer" if best == 0 else f"sentence {best}"
-        veto = guard(actual, expected) or self.changed_name(actual, expected)
+        veto = (
+            guard(actual, expected) or changed_role(actual, expected) or self.changed_name(actual, expected)
+        )
         if veto is not None:
             return value * VETOED_AT_MOST, f"{veto} (cosine {value:.2f} with {where})"
         return value, f"cosine {value:.2f} with {where}"

@@ -512,6 +512,65 @@ def test_embeddings_share_the_negation_veto(embeddings: SemanticBackend) -> None
     assert result.reason.startswith("negated: 'cannot … refund' (cosine ")
 
 
+def test_embeddings_veto_an_answer_that_names_another_entity(embeddings: SemanticBackend) -> None:
+    stored = "Your data is stored in our EU region."
+    result = semantic_match(stored, "data is stored in the US", backend="embeddings")
+    assert not result
+    assert result.reason.startswith("name: expected 'US', answer has 'EU' (cosine ")
+    assert not semantic_match("We charged your Visa card.", "charged to Mastercard", backend="embeddings")
+    # the same entity said another way is no change (word cosine "Europe" / "EU" 0.70)
+    assert semantic_match(stored, "data is kept in Europe", backend="embeddings")
+    assert semantic_match("We charged your Visa card.", "charged to your Visa card", backend="embeddings")
+
+
+def test_proper_names_skip_sentence_starts_headings_and_dates() -> None:
+    from cassette.core.meaning import changed_names, proper_names
+
+    assert proper_names("We sent it from the US on Monday. Thanks, Maria") == {"us": "US", "maria": "Maria"}
+    assert proper_names("Paid with Visa") == {"visa": "Visa"}
+    assert proper_names("Stallone's Son Found Dead At Home") == {}  # title case marks no names
+    assert proper_names("We don't ship to P.O. boxes.") == {}  # single letters
+    assert changed_names("Kept in Berlin, Germany.", "kept in France") == (["France"], ["Berlin", "Germany"])
+    assert changed_names("Stored in France.", "stored in France") == ([], [])
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("Your order, placed on March 3, will be delivered on March 10.", "delivered on March 3"),
+        ("Build 412 failed on the test stage; build 411 passed all checks.", "build 411 failed"),
+        ("We received your return on May 2 and will refund you by May 9.", "refund by May 2"),
+        ("The invoice for $1,200 is due on June 30; a late fee of $50 applies.", "the invoice is for $50"),
+    ],
+)
+def test_embeddings_veto_a_value_said_in_another_role(
+    embeddings: SemanticBackend, actual: str, expected: str
+) -> None:
+    result = semantic_match(actual, expected, backend="embeddings")
+    assert not result
+    assert result.reason.startswith("role: expected ")
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("Your order, placed on March 3, will be delivered on March 10.", "delivered on March 10"),
+        ("The cluster is degraded: 2 of 5 nodes are offline.", "2 nodes offline"),
+        ("Your seat was changed from 14C to 22A, a window seat.", "seat changed to 22A"),
+        ("Your table for 4 is booked at 7:30 pm tonight.", "reservation for 4 at 7:30 pm"),
+        ("Revenue rose to $616.5 million from $610.6 million.", "from $610.6 million to $616.5 million"),
+        (
+            "Your order total comes to $84.50, including a 10% discount.",
+            "You paid $84.50 after the discount.",
+        ),
+    ],
+)
+def test_a_value_in_its_own_role_is_not_vetoed(actual: str, expected: str) -> None:
+    from cassette.core.meaning import changed_role
+
+    assert changed_role(actual, expected) is None
+
+
 def test_embeddings_share_the_number_guard(embeddings: SemanticBackend) -> None:
     assert not semantic_match("We refunded $200.", "refunded $20", backend="embeddings")
     assert not semantic_match("Arrives Thursday.", "arrives Tuesday", backend="embeddings")

@@ -679,3 +679,130 @@ def _opposite(act: dict[str, str], exp: dict[str, str]) -> str | None:
             if other.partition(":")[0] == family:
                 return f"opposite: expected '{written}', answer says '{said}'"
     return None
+
+
+@lru_cache(maxsize=4096)
+def proper_names(text: str) -> dict[str, str]:
+    """The names ``text`` writes: acronyms ("EU", "AWS", "US": 2 to 6 capitals, even a stopword's) and
+    capitalised words not opening a sentence ("your Visa card"), as ``{stem: as written}``. Single
+    letters ("P.O.") are left out.
+
+    >>> proper_names("Your data stays in the US. Ask Maria at Acme.")
+    {'us': 'US', 'maria': 'Maria', 'acm': 'Acme'}
+    """
+    found: dict[str, str] = {}
+    words = text.split()
+    capitals = sum(w[0].isupper() for w in words)
+    if capitals >= 4 and capitals * 2 > len(words):
+        return found  # a title-case heading ("Son Found Dead At Home"): capitals mark no names there
+    start = True
+    for kind, word, name, tok in chain.from_iterable(map(_piece, text.replace("’", "'").split(" "))):
+        acronym = 1 < len(tok) <= 6 and tok.isupper() and tok.isalpha()
+        named = kind is _CONTENT and len(tok) > 1 and tok[0].isupper() and not start
+        if (acronym or named) and not name:  # weekdays and months: the date guard compares them
+            found.setdefault(word, tok)
+        start = kind is _STOP
+    return found
+
+
+def changed_names(actual: str, expected: str) -> tuple[list[str], list[str]]:
+    """The names of ``expected`` the answer does not say, and the answer's names ``expected`` does not
+    (as written): when both are non-empty, the answer may name another entity ("the EU" for "the US").
+
+    >>> changed_names("Your data is stored in the EU.", "data is stored in the US")
+    (['US'], ['EU'])
+    """
+    want = proper_names(expected)
+    if not want:
+        return [], []
+    act, exp, have = analyse(actual), analyse(expected), proper_names(actual)
+    missing = [written for s, written in want.items() if s not in have and _find(s, act) is None]
+    if not missing:
+        return [], []
+    others = [written for s, written in have.items() if s not in want and _find(s, exp) is None]
+    return missing, others
+
+
+_VALUE, _WORD, _GAP, _END = "v", "w", "g", "e"
+# Words a value is read with ("7:30 pm", "$6 million"): one value, not a word attached to it.
+_UNITS = frozenset(_words("am pm million millions billion billions thousand cents percent"))
+_PARTITIVE = frozenset({"of", "out"})
+
+
+@lru_cache(maxsize=4096)
+def _slots(text: str) -> tuple[tuple[str, str], ...]:
+    """``text`` as (kind, key) for `changed_role`: values (numbers, weekdays, months), content words,
+    stopwords (gaps) and sentence ends; commas, single letters ("14C") and am/pm are left out."""
+    out: list[tuple[str, str]] = []
+    for kind, word, name, tok in chain.from_iterable(map(_piece, text.replace("’", "'").split(" "))):
+        if kind is _NUMBER or (kind is _CONTENT and name):
+            out.append((_VALUE, name or word))
+        elif kind is _CONTENT and len(tok) > 1 and word not in _UNITS:
+            out.append((_WORD, word))
+        elif kind is _STOP and tok != ":":
+            out.append((_END, tok))
+        elif kind is not _COMMA and kind is not _CONTENT and word not in _UNITS:
+            out.append((_GAP, word))
+    return tuple(out)
+
+
+def _values_after(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
+    """The values after the word at ``i``, up to the next content word ("placed on March 3, will")."""
+    found: list[str] = []
+    for kind, key in slots[i + 1 :]:
+        if kind is _VALUE:
+            found.append(key)
+        elif kind is not _GAP:
+            break
+    return found
+
+
+def _values_before(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
+    """The values right before the word at ``i``, with no word between ("build 412 failed")."""
+    j = i
+    while j > 0 and (slots[j - 1][0] is _VALUE or (slots[j - 1][1] in _PARTITIVE and j > 1)):
+        j -= 1  # "2 of 5 nodes" is one run: the 2 are nodes too
+    return [key for kind, key in slots[j:i] if kind is _VALUE]
+
+
+def changed_role(actual: str, expected: str) -> str | None:
+    """A veto when a number or date of ``expected`` is in the answer, but the word it is attached to
+    in ``expected`` carries another value there: "delivered on March 3" for "placed on March 3, will be
+    delivered on March 10", "build 411 failed" for "build 412 failed; build 411 passed".
+
+    The attached word is the content word before the value's run in ``expected`` (stopwords between
+    are skipped: "delivered on"), or right after it ("411 failed"). In the answer, each of that word's
+    occurrences is read with the values after it up to the next content word, or right before it. The
+    veto needs one occurrence with other values and none with this one.
+
+    >>> changed_role("Your order, placed on March 3, will be delivered on March 10.", "delivered on March 3")
+    "role: expected 'delivered' with 'march 3', answer has it with 'march 10'"
+    """
+    exp, act = _slots(expected), _slots(actual)
+    if not any(kind is _VALUE for kind, _ in exp):
+        return None
+    stems = analyse(actual)
+    for i, (kind, key) in enumerate(exp):
+        if kind is not _VALUE or (_VALUE, key) not in act:
+            continue
+        start, end = i, i
+        while start > 0 and exp[start - 1][0] is _VALUE:
+            start -= 1
+        while end + 1 < len(exp) and exp[end + 1][0] is _VALUE:
+            end += 1
+        before = start - 1
+        while before >= 0 and exp[before][0] is _GAP:
+            before -= 1
+        for j, read in ((before, _values_after), (end + 1, _values_before)):
+            if not 0 <= j < len(exp) or exp[j][0] is not _WORD:
+                continue
+            word = _find(exp[j][1], stems)
+            if word is None:
+                continue
+            beside = [read(act, n) for n, slot in enumerate(act) if slot == (_WORD, word)]
+            others = [b for b in beside if b]
+            if others and not any(key in b for b in others):
+                run = " ".join(v for _, v in exp[start : end + 1])
+                written = stems.surface[word]
+                return f"role: expected '{written}' with '{run}', answer has it with '{' '.join(others[0])}'"
+    return None

@@ -10,7 +10,9 @@ The score is the best cosine between the expected text and the answer or any
 one of its sentences, so a long answer whose one sentence says the expected
 thing still matches; a short expected text is also compared with word windows
 of about its own length. Bag-of-words cosines are blind to negation and numbers,
-so the lexical backend's guards veto on top.
+so the lexical backend's guards veto on top, with two of this backend's own: a value
+said in another role (``changed_role``), and a name the answer swaps for another
+entity, told from an alias by the names' word cosine (:meth:`EmbeddingsBackend.changed_name`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cassette.core.meaning import guard
+from cassette.core.meaning import changed_names, changed_role, guard
 from cassette.errors import SemanticBackendError
 from cassette.hookspecs import hookimpl
 
@@ -100,6 +102,12 @@ SHORT = 8
 VETOED_AT_MOST = 0.35
 
 
+# Two names are one entity said two ways ("Europe" / "EU", "UK" / "Britain", "AWS" / "Amazon": word
+# cosines 0.49-0.78) when their cosine reaches this; two different entities of one kind sit far lower
+# in this model ("US" / "EU" 0.01, "France" / "Germany" 0.09, "Visa" / "Mastercard" 0.04).
+ALIAS = 0.45
+
+
 def windows(sentences: list[str], size: int) -> list[str]:
     """Runs of ``size`` to ``size + 2`` words inside each clause of the sentences at least twice as long.
 
@@ -170,10 +178,25 @@ class EmbeddingsBackend:
             where = f"the words {_clip(spans[best - len(texts)])!r}"
         else:
             where = "the whole answer" if best == 0 else f"sentence {best}"
-        veto = guard(actual, expected)
+        veto = (
+            guard(actual, expected) or changed_role(actual, expected) or self.changed_name(actual, expected)
+        )
         if veto is not None:
             return value * VETOED_AT_MOST, f"{veto} (cosine {value:.2f} with {where})"
         return value, f"cosine {value:.2f} with {where}"
+
+    def changed_name(self, actual: str, expected: str) -> str | None:
+        """A veto when a name of ``expected`` is missing and the answer names something else instead
+        that is not the same entity said another way (its word cosine is below :data:`ALIAS`)."""
+        missing, others = changed_names(actual, expected)
+        if not missing or not others:
+            return None
+        vectors = self.model().encode([*missing, *others], use_multiprocessing=False)
+        cosines = vectors[: len(missing)] @ vectors[len(missing) :].T
+        for i, name in enumerate(missing):
+            if float(cosines[i].max()) < ALIAS:
+                return f"name: expected '{name}', answer has {', '.join(repr(o) for o in others)}"
+        return None
 
 
 EMBEDDINGS = EmbeddingsBackend()

@@ -332,11 +332,11 @@ def test_init_adds_config_hooks_and_attributes_and_keeps_the_rest_byte_for_byte(
     assert doc["default_stages"] == ["pre-commit"] and doc["repos"][0]["hooks"] == [{"id": "ruff"}]
     local = doc["repos"][1]
     assert local["repo"] == "local"
+    # the three checks in one process, as the `cassette` hook of .pre-commit-hooks.yaml
     assert [(h["id"], h["entry"], h["language"], h["pass_filenames"]) for h in local["hooks"]] == [
-        ("cassette-secrets", "cassette scan --staged", "python", True),
-        ("cassette-drift", "cassette drift --staged", "python", True),
-        ("cassette-verify", "cassette verify --staged", "python", True),
+        ("cassette", "python -m cassette.hooks pre-commit", "python", True)
     ]
+    assert local["hooks"][0]["always_run"] is True and local["hooks"][0]["verbose"] is True
     # pre-commit installs this cassette into the hooks' own environment: no activated venv needed
     assert {tuple(h["additional_dependencies"]) for h in local["hooks"]} == {(default_requirement(),)}
     validate = subprocess.run(
@@ -401,10 +401,17 @@ def test_init_in_an_empty_directory_and_with_a_remote_hook_repo(capsys: pytest.C
             {
                 "repo": "https://github.com/example/cassette",
                 "rev": "v0.1.0",
-                "hooks": [{"id": "cassette-secrets"}, {"id": "cassette-drift"}, {"id": "cassette-verify"}],
+                "hooks": [{"id": "cassette"}],
             }
         ]
     }
+    Path(".pre-commit-config.yaml").unlink()
+    code, _, _ = run_cli(
+        capsys, "init", "--repo", "https://github.com/example/cassette", "--rev", "v0.1.0", "--separate-hooks"
+    )
+    assert code == 0
+    hooks = yaml.safe_load(Path(".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
+    assert hooks == [{"id": "cassette-secrets"}, {"id": "cassette-drift"}, {"id": "cassette-verify"}]
     assert cassette.config.parse_config(Path("pyproject.toml").resolve()).cassette_dir == "tests/cassettes"
 
 

@@ -69,17 +69,27 @@ def _project_with_a_leaked_key(project: Path) -> None:
     (folder / "leak.json").write_text(json.dumps({"request": {"headers": {"authorization": OPENAI_KEY}}}))
 
 
-@pytest.mark.parametrize("how", ["local", "hook-repo"])
+def _status_lines(out: str) -> dict[str, str]:
+    """pre-commit's status line of each hook by its name's first word or two: "cassette secrets....Failed"
+    (a separate hook), "cassette (secrets, blobs and drift in one process)....Failed" (as "cassette")."""
+    return {
+        m.group(1).rstrip(" ("): line
+        for line in out.splitlines()
+        if (m := re.match(r"(cassette(?: [a-z]+| \())", line)) and "..." in line
+    }
+
+
+@pytest.mark.parametrize("how", ["local", "hook-repo --separate-hooks"])
 def test_the_hooks_init_writes_install_cassette_and_run_without_the_venv_on_path(
     how: str, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = tmp_path_factory.mktemp("project")
     _project_with_a_leaked_key(project)
     source, rev = _checkout_copy(tmp_path_factory.mktemp("src") / "cassette")
-    if how == "local":
+    if how == "local":  # the default: the one-process hook, installing cassette from a folder
         args = ["init", str(project), "--requirement", str(source)]
-    else:
-        args = ["init", str(project), "--repo", str(source), "--rev", rev]
+    else:  # the three hooks of the hook repository's .pre-commit-hooks.yaml
+        args = ["init", str(project), "--repo", str(source), "--rev", rev, "--separate-hooks"]
     assert main(args) == 0
     capsys.readouterr()
     _git("add", "-A", cwd=project)
@@ -90,11 +100,13 @@ def test_the_hooks_init_writes_install_cassette_and_run_without_the_venv_on_path
         pytest.skip("pre-commit could not reach a package index to build the hooks' environment")
     assert "Executable `cassette` not found" not in out
     assert done.returncode == 1, out  # the staged key stops the commit
-    # "cassette secrets.....Failed" (local hooks) or "cassette secrets (staged ...)....Failed"
-    lines = {m.group(1): line for line in out.splitlines() if (m := re.match(r"(cassette [a-z]+)", line))}
-    assert lines["cassette secrets"].endswith("Failed"), out
+    lines = _status_lines(out)
     assert "openai-api-key" in out and OPENAI_KEY not in out
-    assert lines["cassette verify"].endswith("Passed") and lines["cassette drift"].endswith("Passed"), out
+    if how == "local":
+        assert set(lines) == {"cassette"} and lines["cassette"].endswith("Failed"), out
+    else:  # "cassette secrets (staged ...)....Failed": a status line per check
+        assert lines["cassette secrets"].endswith("Failed"), out
+        assert lines["cassette verify"].endswith("Passed") and lines["cassette drift"].endswith("Passed"), out
 
 
 def test_init_says_created_or_updated_ignores_review_files_and_ends_with_the_next_steps(
@@ -134,8 +146,33 @@ def test_init_with_repo_system_runs_the_cassette_on_path(tmp_path: Path) -> None
     assert main(["init", "--repo", "system"]) == 0
     hooks = yaml.safe_load(Path(".pre-commit-config.yaml").read_text())["repos"][0]
     assert hooks["repo"] == "local"
-    assert {h["language"] for h in hooks["hooks"]} == {"system"}
+    assert [(h["id"], h["entry"], h["language"]) for h in hooks["hooks"]] == [
+        ("cassette", "python -m cassette.hooks pre-commit", "system")
+    ]
     assert all("additional_dependencies" not in h for h in hooks["hooks"])
+
+
+@pytest.mark.parametrize(
+    ("first", "then"), [(["--separate-hooks"], []), ([], ["--separate-hooks"]), ([], [])]
+)
+def test_init_leaves_a_config_with_either_layout_alone_and_says_so(
+    first: list[str], then: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["init", *first]) == 0
+    written = Path(".pre-commit-config.yaml").read_bytes()
+    ids = [h["id"] for h in yaml.safe_load(written)["repos"][0]["hooks"]]
+    assert ids == (["cassette-secrets", "cassette-drift", "cassette-verify"] if first else ["cassette"])
+    capsys.readouterr()
+    assert main(["init", *then]) == 0
+    out = capsys.readouterr().out
+    assert Path(".pre-commit-config.yaml").read_bytes() == written  # neither layout added to the other
+    assert ".pre-commit-config.yaml: already has the cassette hooks" in out and "nothing to do" in out
+    # a hand-written config with only some of the three still gets cassette's hook
+    Path(".pre-commit-config.yaml").write_text(
+        "repos:\n  - repo: local\n    hooks:\n      - id: cassette-secrets\n"
+    )
+    assert main(["init"]) == 0
+    assert "- id: cassette\n" in Path(".pre-commit-config.yaml").read_text()
 
 
 def test_docs_pre_commit_md_shows_what_init_writes_and_prints(
@@ -154,7 +191,7 @@ def test_docs_pre_commit_md_shows_what_init_writes_and_prints(
     assert console == re.sub(r"(?m)^note: .*\n", "", printed)
 
 
-def test_pre_commit_run_all_files_checks_every_committed_cassette_in_all_three_hooks(
+def test_pre_commit_run_all_files_checks_every_committed_cassette_in_the_one_process_hook(
     tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """What CI and pre-commit.ci run: nothing staged, every tracked file passed to each hook."""
@@ -182,15 +219,13 @@ def test_pre_commit_run_all_files_checks_every_committed_cassette_in_all_three_h
     if done.returncode not in (0, 1) and any(s in out for s in _NO_INDEX):
         pytest.skip("pre-commit could not reach a package index to build the hooks' environment")
     assert done.returncode == 1, out
-    lines = {m.group(1): line for line in out.splitlines() if (m := re.match(r"(cassette [a-z]+)\.", line))}
+    lines = _status_lines(out)
+    assert set(lines) == {"cassette"} and lines["cassette"].endswith("Failed"), out  # what init writes
     # the committed key is found though nothing is staged, and printed masked
-    assert lines["cassette secrets"].endswith("Failed"), out
     assert "tests/cassettes/leak.json" in out and "openai-api-key" in out and OPENAI_KEY not in out
     # the committed cassette whose blob was never committed is refused
-    assert lines["cassette verify"].endswith("Failed"), out
     assert "FAILED  tests/cassettes/missing_blob.json" in out and "abababab" in out
     # nothing differs from HEAD: the drift summary says so in one line
-    assert lines["cassette drift"].endswith("Passed"), out
     assert "no staged cassette differs from HEAD among the" in out
 
 

@@ -46,11 +46,19 @@ def test_init_makes_the_drift_hook_verbose_so_pre_commit_shows_its_summary(
     project.mkdir()
     monkeypatch.chdir(project)
     git("init", "-q")
-    assert run_cli(capsys, "init", "--repo", "system")[0] == 0  # the hooks run the `cassette` on PATH
+    assert run_cli(capsys, "init", "--repo", "system")[0] == 0  # the hook runs the `python` on PATH
     doc = yaml.safe_load(Path(".pre-commit-config.yaml").read_text())
     hooks = {h["id"]: h for h in doc["repos"][0]["hooks"]}
-    assert hooks["cassette-drift"]["verbose"] is True
-    assert "verbose" not in hooks["cassette-secrets"] and "verbose" not in hooks["cassette-verify"]
+    assert set(hooks) == {"cassette"} and hooks["cassette"]["verbose"] is True  # the one-process hook
+    Path(".pre-commit-config.yaml").unlink()
+    assert run_cli(capsys, "init", "--repo", "system", "--separate-hooks")[0] == 0
+    separate = {
+        h["id"]: h for h in yaml.safe_load(Path(".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
+    }
+    assert separate["cassette-drift"]["verbose"] is True
+    assert "verbose" not in separate["cassette-secrets"] and "verbose" not in separate["cassette-verify"]
+    Path(".pre-commit-config.yaml").unlink()
+    assert run_cli(capsys, "init", "--repo", "system")[0] == 0
 
     with cassette.using(CASSETTE, mode="record"):
         run_agent(client(devserver), QUESTION)
@@ -61,7 +69,7 @@ def test_init_makes_the_drift_hook_verbose_so_pre_commit_shows_its_summary(
         "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
     }
     proc = subprocess.run(
-        [str(Path(sys.executable).with_name("pre-commit")), "run", "cassette-drift"],
+        [str(Path(sys.executable).with_name("pre-commit")), "run", "cassette"],
         capture_output=True,
         text=True,
         env=env,

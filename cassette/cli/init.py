@@ -33,8 +33,15 @@ HELP = (
     "(idempotent)"
 )
 
+# the default: the three checks in one process (one interpreter start-up per commit), as the
+# `cassette` hook of .pre-commit-hooks.yaml; verbose, since pre-commit shows a passing hook's output
+# (the drift summary) only then
+ONE_HOOK_ID = "cassette"
+_ONE_HOOK = ("cassette (secrets, blobs and drift in one process)", "python -m cassette.hooks pre-commit")
+# --separate-hooks: one process per check, a status line each (per-check status in pre-commit.ci)
 HOOK_IDS = ("cassette-secrets", "cassette-drift", "cassette-verify")
 _LOCAL_ENTRIES = {
+    ONE_HOOK_ID: _ONE_HOOK,
     "cassette-secrets": ("cassette secrets", "cassette scan --staged"),
     "cassette-drift": ("cassette drift", "cassette drift --staged"),
     "cassette-verify": ("cassette verify", "cassette verify --staged"),
@@ -42,9 +49,9 @@ _LOCAL_ENTRIES = {
 # as in .pre-commit-hooks.yaml: the secret scan and the blob check run on every commit (one that only
 # deletes blobs too); the drift summary only when a cassette or blob is staged, and verbose, since
 # pre-commit shows a passing hook's output only then
-_ALWAYS_RUN = frozenset({"cassette-secrets", "cassette-verify"})
+_ALWAYS_RUN = frozenset({ONE_HOOK_ID, "cassette-secrets", "cassette-verify"})
 _DRIFT_FILES = r"\.(json|ya?ml)$|(^|/)\.blobs/"
-_VERBOSE = frozenset({"cassette-drift"})
+_VERBOSE = frozenset({ONE_HOOK_ID, "cassette-drift"})
 # what a recording leaves beside a cassette for review; never committed
 IGNORED = ("*.pending.json", "*.failed.json")
 
@@ -57,10 +64,15 @@ what it writes:
                            network_guard, plugins, redact_headers/redact_fields/redact_query,
                            secrets_allow, max_age and max_age_action, semantic_backend,
                            semantic_thresholds, judge_model.
-  .pre-commit-config.yaml  the cassette-secrets, cassette-verify and cassette-drift hooks:
+  .pre-commit-config.yaml  the hook `cassette` (secrets, blobs and drift in one process, one
+                           interpreter start-up per commit), or with --separate-hooks the three
+                           hooks cassette-secrets, cassette-verify and cassette-drift (a status
+                           line each, e.g. in pre-commit.ci; three start-ups per commit):
                            --repo local (default): language python, installing --requirement;
-                           --repo system: the cassette on PATH; --repo URL|PATH: the hook repository
-                           (its .pre-commit-hooks.yaml) at --rev.
+                           --repo system: the python on PATH (it must import cassette) or, with
+                           --separate-hooks, the cassette on PATH; --repo URL|PATH: the hook
+                           repository (its .pre-commit-hooks.yaml) at --rev. A config that already
+                           has the one hook or all three is left as it is.
   .gitattributes           readable diffs of cassettes; blobs kept out of diffs.
   .gitignore               *.pending.json and *.failed.json (a re-recording or a failed one, for review).
 
@@ -81,7 +93,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="local",
         metavar="local|system|URL",
         help="where pre-commit gets the hooks: 'local' (default: installs --requirement into the hooks' "
-        "own environment), 'system' (the cassette on PATH) or a hook repository's git URL or path",
+        "own environment), 'system' (the python on PATH, or with --separate-hooks the cassette on PATH) or a "
+        "hook repository's git URL or path",
     )
     parser.add_argument("--rev", default=f"v{__version__}", help="the rev to pin when --repo is a URL")
     parser.add_argument(
@@ -90,6 +103,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="what pre-commit installs for --repo local: a pip requirement, a path or a URL (default: "
         f"this cassette, as it was installed: {default_requirement().replace('%', '%%')})",
+    )
+    parser.add_argument(
+        "--separate-hooks",
+        action="store_true",
+        help="write the three hooks cassette-secrets, cassette-verify and cassette-drift (a status line "
+        "each) instead of the one-process hook cassette",
     )
     parser.add_argument("--no-pre-commit", action="store_true", help="leave .pre-commit-config.yaml alone")
     parser.add_argument(
@@ -117,6 +136,7 @@ def init_project(
     pre_commit: bool = True,
     git_diff: bool = False,
     requirement: str | None = None,
+    separate_hooks: bool = False,
 ) -> InitReport:
     """Add cassette's configuration to the project at ``root``; returns what changed.
 
@@ -127,7 +147,7 @@ def init_project(
     if not root.is_dir():
         raise CassetteError(f"{root} is not a directory. Run cassette init in the project root.", path=root)
     report = InitReport()
-    hooks = HookSource(repo, rev, requirement or default_requirement())
+    hooks = HookSource(repo, rev, requirement or default_requirement(), separate_hooks)
     steps: list[tuple[str, Any]] = [
         ("pyproject.toml", lambda: _pyproject(root / "pyproject.toml", cassette_dir))
     ]
@@ -157,13 +177,19 @@ def run(args: argparse.Namespace) -> int:
         pre_commit=not args.no_pre_commit,
         git_diff=args.git_diff,
         requirement=args.requirement,
+        separate_hooks=args.separate_hooks,
     )
     for name in report.created:
         print(f"created {name}")
     for name in report.changed:
         print(f"updated {name}")
     for name in report.unchanged:
-        print(f"{name}: already set up")
+        if name == ".pre-commit-config.yaml":
+            print(
+                f"{name}: already has the cassette hooks (the one-process hook or all three), left as it is"
+            )
+        else:
+            print(f"{name}: already set up")
     requirement = args.requirement or default_requirement()
     if args.repo == "local" and not args.no_pre_commit and "file://" in requirement:
         print(
@@ -260,6 +286,11 @@ class HookSource:
     repo: str = "local"
     rev: str = f"v{__version__}"
     requirement: str = f"cassette=={__version__}"
+    separate: bool = False  # the three hooks instead of the one-process hook `cassette`
+
+    @property
+    def hook_ids(self) -> tuple[str, ...]:
+        return HOOK_IDS if self.separate else (ONE_HOOK_ID,)
 
 
 def default_requirement(dist: Any = None) -> str:
@@ -303,7 +334,7 @@ def _hook_block(source: HookSource, indent: str) -> str:
     if not local:
         lines.append(f"{inner}rev: {source.rev}")
     lines.append(f"{inner}hooks:")
-    for hook_id in HOOK_IDS:
+    for hook_id in source.hook_ids:
         lines.append(f"{inner}  - id: {hook_id}")
         if local:
             name, entry = _LOCAL_ENTRIES[hook_id]
@@ -334,7 +365,12 @@ def _yaml_string(text: str) -> str:
 
 
 def _has_hooks(text: str) -> bool:
-    return all(re.search(rf"id:\s*['\"]?{re.escape(h)}['\"]?\s*$", text, re.M) for h in HOOK_IDS)
+    """Whether the config already has cassette's hooks: the one-process ``cassette`` or all three."""
+
+    def has(hook_id: str) -> bool:
+        return re.search(rf"id:\s*['\"]?{re.escape(hook_id)}['\"]?\s*(#.*)?$", text, re.M) is not None
+
+    return has(ONE_HOOK_ID) or all(has(h) for h in HOOK_IDS)
 
 
 def _pre_commit(path: Path, source: HookSource) -> bool:

@@ -8,9 +8,10 @@ binary, no ``git diff`` output, which a textconv driver can rewrite):
 - :func:`cassette.hooks.drift.drift_staged`: what changed, interaction by interaction.
 
 ``python -m cassette.hooks pre-commit [FILES]`` runs all three in one process (what ``cassette
-install-hooks`` wires into ``.git/hooks/pre-commit``, and the pre-commit hook ``cassette``); the
-pre-commit framework runs them one process each as the hooks ``cassette-secrets``,
-``cassette-verify`` and ``cassette-drift`` (see ``.pre-commit-hooks.yaml``).
+install-hooks`` wires into ``.git/hooks/pre-commit``, and the pre-commit hook ``cassette``, what
+``cassette init`` writes); the pre-commit framework can also run them one process each as the hooks
+``cassette-secrets``, ``cassette-verify`` and ``cassette-drift`` (``cassette init --separate-hooks``;
+see ``.pre-commit-hooks.yaml``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ def pre_commit(files: Sequence[str] = ()) -> int:
         summary = render_text(drift_staged(only=only))
         if summary:
             print("cassette drift (staged vs HEAD):\n" + summary, file=sys.stderr)
+        elif only:  # as `cassette drift --staged FILES`: under --all-files, one line, not silence
+            print(
+                f"no staged cassette differs from HEAD among the {len(only):,} file(s) given: "
+                "no drift to summarise.",
+                file=sys.stderr,
+            )
     except CassetteError as exc:
         print(f"cassette pre-commit: error: {exc}", file=sys.stderr)
         return 2

@@ -395,6 +395,22 @@ class Slot:
         self.cancelled = True
         self._land()
 
+    @contextlib.contextmanager
+    def cancelled_on_error(self) -> Iterator[None]:
+        """Around the call that makes the response: one that raises (or is cancelled) cancels the slot.
+
+        Example::
+
+            with slot.cancelled_on_error():
+                response = perform()
+            slot.finish(response)
+        """
+        try:
+            yield
+        except BaseException:
+            self.cancel()
+            raise
+
 
 class Session:
     """One cassette in use. Prefer `cassette.use` / `cassette.using` to building one.
@@ -834,38 +850,35 @@ class Session:
         with self._lock:
             self._in_flight.pop(slot, None)
 
+    def _served_or_slot(self, kind: str, request: dict[str, Any]) -> dict[str, Any] | Slot:
+        """What `call`/`acall` hand back without running the call (a replayed or resumed
+        response), or else the slot its recorded response goes into."""
+        if self.replaying:
+            return self.serve(kind, request).response
+        resumed = self.resume(kind, request)
+        return resumed if resumed is not None else self.begin(kind, request)
+
     def call(
         self, kind: str, request: dict[str, Any], perform: Callable[[], dict[str, Any]]
     ) -> dict[str, Any]:
         """Serve ``request`` from the cassette, or run ``perform()`` and record its response."""
-        if self.replaying:
-            return self.serve(kind, request).response
-        resumed = self.resume(kind, request)
-        if resumed is not None:
-            return resumed
-        slot = self.begin(kind, request)
-        try:
+        slot = self._served_or_slot(kind, request)
+        if not isinstance(slot, Slot):
+            return slot
+        with slot.cancelled_on_error():
             response = perform()
-        except BaseException:
-            slot.cancel()
-            raise
         slot.finish(response)
         return response
 
     async def acall(
         self, kind: str, request: dict[str, Any], perform: Callable[[], Awaitable[dict[str, Any]]]
     ) -> dict[str, Any]:
-        if self.replaying:
-            return self.serve(kind, request).response
-        resumed = self.resume(kind, request)
-        if resumed is not None:
-            return resumed
-        slot = self.begin(kind, request)
-        try:
+        """`call` for a coroutine ``perform``."""
+        slot = self._served_or_slot(kind, request)
+        if not isinstance(slot, Slot):
+            return slot
+        with slot.cancelled_on_error():
             response = await perform()
-        except BaseException:
-            slot.cancel()
-            raise
         slot.finish(response)
         return response
 

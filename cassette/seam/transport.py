@@ -550,11 +550,8 @@ class _SyncSeam(_Seam):
         replay, slot = self._start(session, request, request.read())
         if slot is None:
             return replay
-        try:
+        with slot.cancelled_on_error():
             response = self._wrapped.handle_request(request)
-        except BaseException:
-            slot.cancel()
-            raise
         streamed = self._relay_stream(response, request, slot, self.lib.RecordingStream)
         if streamed is not None:
             return streamed
@@ -582,11 +579,8 @@ class _AsyncSeam(_Seam):
         replay, slot = self._start(session, request, await request.aread())
         if slot is None:
             return replay
-        try:
+        with slot.cancelled_on_error():
             response = await self._wrapped.handle_async_request(request)
-        except BaseException:
-            slot.cancel()
-            raise
         streamed = self._relay_stream(response, request, slot, self.lib.AsyncRecordingStream)
         if streamed is not None:
             return streamed

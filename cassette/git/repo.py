@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from dulwich.diff_tree import RenameDetector, tree_changes
 from dulwich.errors import NotGitRepository, NotTreeError
@@ -36,10 +36,12 @@ __all__ = [
     "GitIndexError",
     "StagedFile",
     "blob_id",
+    "cached_head_entries",
     "changed_between",
     "find_repo",
     "head_blob",
     "head_entries",
+    "head_tree",
     "index_entries",
     "index_path",
     "is_intent_to_add",
@@ -47,7 +49,9 @@ __all__ = [
     "open_index",
     "read_at_rev",
     "read_index_blob",
+    "staged_changes",
     "staged_files",
+    "tree_files",
 ]
 
 ChangeType = Literal["add", "modify"]
@@ -281,34 +285,51 @@ def _records_of(index: Index) -> dict[str, IndexRecord]:
 def head_entries(repo: Repo) -> dict[str, tuple[int, str]]:
     """Every file of the HEAD commit's tree: ``{path: (mode, blob id)}`` (empty before the first commit).
 
-    Read once per process for a given HEAD tree. Do not modify the returned dict.
+    Read once per process for a given HEAD tree (`cached_head_entries` says whether it was). Do
+    not modify the returned dict.
 
     Example::
 
         mode, sha = head_entries(repo)["tests/cassettes/triage.json"]
     """
-    tree_id = _head_tree(repo)
+    tree_id = head_tree(repo)
     if tree_id is None:
         return {}
     key = (os.path.abspath(repo.controldir()), bytes(tree_id))
     cached = _HEAD_CACHE.get(key)
     if cached is not None:
         return cached
-    out: dict[str, tuple[int, str]] = {}
-    todo: list[tuple[str, ObjectID]] = [("", tree_id)]
+    files = tree_files(repo.object_store, "", tree_id)
+    out = {path: (mode, sha.decode("ascii")) for path, mode, sha in files}
+    _HEAD_CACHE[key] = out
+    return out
+
+
+def cached_head_entries(repo: Repo) -> dict[str, tuple[int, str]] | None:
+    """`head_entries` if this process has read HEAD's tree already, else None (nothing is read)."""
+    tree_id = head_tree(repo)
+    if tree_id is None:
+        return {}
+    return _HEAD_CACHE.get((os.path.abspath(repo.controldir()), bytes(tree_id)))
+
+
+def tree_files(store: Any, prefix: str, tree_id: bytes) -> Iterator[tuple[str, int, bytes]]:
+    """``(path, mode, blob id)`` of every non-directory entry below the tree ``tree_id``, each tree
+    read once and its entries taken as dulwich stores them (no sorted iteration: for 10,000 files
+    about half the time of ``Tree.iteritems``)."""
+    todo: list[tuple[str, bytes]] = [(prefix, tree_id)]
     while todo:
-        prefix, tid = todo.pop()
-        tree = repo.object_store[tid]
+        at, tid = todo.pop()
+        tree = store[tid]
         if not isinstance(tree, Tree):
             continue
-        for name, mode, sha in tree.iteritems():
-            path = prefix + name.decode("utf-8", "surrogateescape")
+        for name in tree:
+            mode, sha = tree[name]
+            path = at + name.decode("utf-8", "surrogateescape")
             if stat.S_ISDIR(mode):
                 todo.append((path + "/", sha))
             else:
-                out[path] = (mode, sha.decode("ascii"))
-    _HEAD_CACHE[key] = out
-    return out
+                yield path, mode, sha
 
 
 def is_intent_to_add(entry: IndexEntry) -> bool:
@@ -356,7 +377,8 @@ def _read_loose_blob(repo: Repo, blob_id: str) -> bytes | None:
     return raw[nul + 1 :]
 
 
-def _head_tree(repo: Repo) -> ObjectID | None:
+def head_tree(repo: Repo) -> ObjectID | None:
+    """The id of HEAD's tree, or None before the first commit (or on an unborn branch)."""
     try:
         head = repo[b"HEAD"]
     except KeyError:  # no commit yet (or HEAD points to an unborn branch)
@@ -376,18 +398,36 @@ def staged_files(repo: Repo) -> list[StagedFile]:
         for f in staged_files(repo):
             scanner.scan(f.read(), f.path, content_id=f.blob_id)
     """
+    return staged_changes(repo)[0]
+
+
+def staged_changes(repo: Repo) -> tuple[list[StagedFile], list[str]]:
+    """What the index changes against ``HEAD``: the regular files added or modified (as
+    `staged_files` lists them) and the paths deleted (``git rm``), sorted, from one read of the
+    index and one walk of HEAD's trees.
+
+    Example::
+
+        changed, deleted = staged_changes(repo)
+    """
     head = head_entries(repo)
-    out: list[StagedFile] = []
-    for path, record in index_entries(repo).items():
+    index = index_entries(repo)
+    changed: list[StagedFile] = []
+    for path, record in index.items():
         if not record.committable or not stat.S_ISREG(record.mode):  # unmerged, `add -N`, links
             continue
         old = head.get(path)
-        if old is not None and old == (record.mode, record.sha):
-            continue
-        change: ChangeType = "add" if old is None else "modify"
-        out.append(StagedFile(path, record.sha, change, repo))
-    out.sort(key=lambda f: f.path)
-    return out
+        if old is None or old != (record.mode, record.sha):
+            change: ChangeType = "add" if old is None else "modify"
+            changed.append(StagedFile(path, record.sha, change, repo))
+    changed.sort(key=lambda f: f.path)
+    deleted = sorted(p for p, (mode, _) in head.items() if stat.S_ISREG(mode) and not _kept(index, p))
+    return changed, deleted
+
+
+def _kept(index: dict[str, IndexRecord], path: str) -> bool:
+    record = index.get(path)
+    return record is not None and record.committable
 
 
 def read_index_blob(repo: Repo, path: str) -> bytes | None:
@@ -472,7 +512,7 @@ def head_blob(repo: Repo, path: str) -> bytes | None:
 
         head_blob(repo, "tests/cassettes/triage.json")
     """
-    tree = _head_tree(repo)
+    tree = head_tree(repo)
     return None if tree is None else _blob_in_tree(repo, tree, path)
 
 

@@ -26,7 +26,16 @@ from cassette.errors import (
     NotAGitRepositoryError,
     TamperedBlobError,
 )
-from cassette.git.repo import StagedFile, find_repo, index_entries, resolve_commit
+from cassette.git.repo import (
+    StagedFile,
+    cached_head_entries,
+    find_repo,
+    head_tree,
+    index_entries,
+    resolve_commit,
+    staged_changes,
+    tree_files,
+)
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, git_blob_id, invalid_ref_error
 from cassette.store.files import TMP_SUFFIX
 from cassette.store.manifest import parse_manifest
@@ -157,67 +166,6 @@ def staged_deletions(repo: Any) -> list[str]:
     return staged_changes(repo)[1]
 
 
-# {(git dir, HEAD tree id): its files}: HEAD is walked at most once per process
-_HEAD_FILES: dict[tuple[str, bytes], dict[str, tuple[int, str]]] = {}
-
-
-def _head_tree_id(repo: Any) -> bytes | None:
-    try:
-        head = repo[b"HEAD"]
-    except KeyError:  # no commit yet (or HEAD names an unborn branch)
-        return None
-    tree = getattr(head, "tree", None)
-    return tree if isinstance(tree, bytes) else None
-
-
-def head_files(repo: Any) -> dict[str, tuple[int, str]]:
-    """Every file of the HEAD commit's tree, ``{path: (mode, blob id)}``, read once per process.
-
-    Each tree object is read once and its entries taken as dulwich stores them (no sorted
-    iteration): for 10,000 files about half the time of `cassette.git.repo.head_entries`.
-    Do not modify the returned dict.
-    """
-    tree_id = _head_tree_id(repo)
-    if tree_id is None:
-        return {}
-    key = (os.path.abspath(repo.controldir()), tree_id)
-    cached = _HEAD_FILES.get(key)
-    if cached is not None:
-        return cached
-    out = {
-        path: (mode, sha.decode("ascii")) for path, mode, sha in _tree_files(repo.object_store, "", tree_id)
-    }
-    _HEAD_FILES[key] = out
-    return out
-
-
-def staged_changes(repo: Any) -> tuple[list[StagedFile], list[str]]:
-    """What the index changes against ``HEAD``: the regular files added or modified (sorted, as
-    `cassette.git.repo.staged_files` lists them) and the paths deleted (``git rm``), from one
-    read of the index and one walk of HEAD's trees.
-
-    Example::
-
-        changed, deleted = staged_changes(repo)
-    """
-    head = head_files(repo)
-    index = index_entries(repo)
-    changed: list[StagedFile] = []
-    for path, record in index.items():
-        if not record.committable or (record.mode & 0o170000) != 0o100000:  # unmerged, `add -N`, links
-            continue
-        old = head.get(path)
-        if old is None or old != (record.mode, record.sha):
-            changed.append(StagedFile(path, record.sha, "add" if old is None else "modify", repo))
-    changed.sort(key=lambda f: f.path)
-    deleted = sorted(
-        p
-        for p, (mode, _) in head.items()
-        if (mode & 0o170000) == 0o100000 and not (p in index and index[p].committable)
-    )
-    return changed, deleted
-
-
 def index_files(repo: Any, paths: Iterable[str]) -> list[StagedFile]:
     """The index entries of ``paths`` (the file names pre-commit passes), changed or not, sorted;
     names the index does not hold as a regular file are left out. Reads the index alone: no walk
@@ -245,7 +193,7 @@ def deleted_under(repo: Any, folders: Iterable[str]) -> list[str]:
 
         deleted_under(repo, ["tests/cassettes/.blobs"])  # ["tests/cassettes/.blobs/ab/cdef…"]
     """
-    tree_id = _head_tree_id(repo)
+    tree_id = head_tree(repo)
     if tree_id is None:
         return []
     index = index_entries(repo)
@@ -257,26 +205,10 @@ def deleted_under(repo: Any, folders: Iterable[str]) -> list[str]:
             continue
         out.extend(
             path
-            for path, mode, _ in _tree_files(store, folder + "/", found)
+            for path, mode, _ in tree_files(store, folder + "/", found)
             if (mode & 0o170000) == 0o100000 and not (path in index and index[path].committable)
         )
     return sorted(set(out))
-
-
-def _tree_files(store: Any, prefix: str, tree_id: bytes) -> Iterator[tuple[str, int, bytes]]:
-    """``(path, mode, blob id)`` of every non-directory entry below the tree ``tree_id``, each tree
-    read once and its entries taken as dulwich stores them (no sorted iteration)."""
-    todo: list[tuple[str, bytes]] = [(prefix, tree_id)]
-    while todo:
-        at, tid = todo.pop()
-        tree = store[tid]
-        for name in tree:
-            mode, sha = tree[name]
-            path = at + name.decode("utf-8", "surrogateescape")
-            if (mode & 0o170000) == 0o040000:
-                todo.append((path + "/", sha))
-            else:
-                yield path, mode, sha
 
 
 def _subtree(store: Any, tree_id: bytes, folder: str) -> bytes | None:
@@ -295,10 +227,10 @@ def _subtree(store: Any, tree_id: bytes, folder: str) -> bytes | None:
 def head_file(repo: Any, path: str) -> tuple[int, str] | None:
     """``(mode, blob id)`` of ``path`` in HEAD, or ``None``: the trees on its way are read, not the
     whole of HEAD (unless an earlier call in this process walked it already)."""
-    tree_id = _head_tree_id(repo)
+    tree_id = head_tree(repo)
     if tree_id is None:
         return None
-    walked = _HEAD_FILES.get((os.path.abspath(repo.controldir()), tree_id))
+    walked = cached_head_entries(repo)
     if walked is not None:
         return walked.get(path)
     store = repo.object_store

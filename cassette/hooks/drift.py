@@ -20,7 +20,15 @@ from typing import Any
 from cassette.core.canonical import json_text
 from cassette.core.model import Cassette
 from cassette.errors import CassetteConfigError, CassetteError
-from cassette.git.repo import StagedFile, changed_between, head_blob, read_at_rev, resolve_commit
+from cassette.git.repo import (
+    StagedFile,
+    changed_between,
+    head_blob,
+    head_entries,
+    read_at_rev,
+    resolve_commit,
+    staged_changes,
+)
 from cassette.git.snapshot import (
     BlobReader,
     IndexSnapshot,
@@ -31,12 +39,10 @@ from cassette.git.snapshot import (
     display_path,
     git_blob_reader,
     head_file,
-    head_files,
     index_files,
     looks_like_manifest,
     open_repo,
     read_object,
-    staged_changes,
 )
 from cassette.plugins.manager import default_rules, get_plugin_manager, tokens_of
 from cassette.review.drift import (
@@ -253,7 +259,7 @@ def drift_staged(
     else:
         named = index_files(repo, only)
         # a few names: the trees on their way; many (--all-files): one walk of HEAD
-        lookup = head_files(repo).get if len(named) > 32 else functools.partial(head_file, repo)
+        lookup = head_entries(repo).get if len(named) > 32 else functools.partial(head_file, repo)
         changed = []
         for f in named:
             old = lookup(f.path)

@@ -25,7 +25,7 @@ from cassette.config import load_config
 from cassette.core.canonical import loads
 from cassette.core.paths import resolve_path
 from cassette.errors import CassetteIOError, CassetteNotFoundError, NotRegularFileError
-from cassette.git.repo import StagedFile, index_entries
+from cassette.git.repo import StagedFile, index_entries, staged_changes
 from cassette.git.snapshot import (
     blob_path_id,
     blob_refs_with_paths,
@@ -34,7 +34,6 @@ from cassette.git.snapshot import (
     looks_like_manifest,
     open_repo,
     read_object,
-    staged_changes,
 )
 from cassette.plugins.manager import get_plugin_manager
 from cassette.secrets import DAMAGED_RULE, SCAN_VERSION, Finding, Scanner, SecretRule, rules_from_plugins

@@ -36,6 +36,7 @@ from cassette.errors import (
     TamperedBlobError,
     UnimportedTypeError,
 )
+from cassette.git.repo import staged_changes
 from cassette.git.snapshot import (
     IndexSnapshot,
     blob_path_id,
@@ -48,7 +49,6 @@ from cassette.git.snapshot import (
     looks_like_manifest,
     open_repo,
     read_object,
-    staged_changes,
     store_dir_for,
 )
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, BlobStore, default_store_for, git_blob_id

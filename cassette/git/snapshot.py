@@ -33,7 +33,6 @@ from cassette.git.repo import (
     head_tree,
     index_entries,
     resolve_commit,
-    staged_changes,
     tree_files,
 )
 from cassette.store.blobs import BLOB_DIR_NAME, BLOB_ID, git_blob_id, invalid_ref_error
@@ -159,11 +158,6 @@ def read_object(repo: Any, sha: str) -> bytes | None:
         return None
     data = getattr(obj, "data", None)
     return data if isinstance(data, bytes) else None
-
-
-def staged_deletions(repo: Any) -> list[str]:
-    """Paths in ``HEAD`` that the index no longer has (``git rm``), sorted."""
-    return staged_changes(repo)[1]
 
 
 def index_files(repo: Any, paths: Iterable[str]) -> list[StagedFile]:

@@ -20,29 +20,18 @@ import pytest
 
 from cassette.pytest_plugin import CI_VARIABLES, ci_environment
 from cassette.testing.devserver import DevServer
+from tests.inner_suites import ASK, PYPROJECT
 
 assert httpx2 and openai and hypothesis  # outlive the in-process inner runs (see test_pytest_plugin.py)
 
-PYPROJECT = """
-[tool.pytest.ini_options]
-asyncio_default_fixture_loop_scope = "function"
-"""
-
-AGENT = """
-import os
-import pytest
-import cassette
-from openai import OpenAI
-
-def ask(text):
-    client = cassette.instrument(OpenAI(base_url=os.environ["DEVSERVER_URL"] + "/v1", max_retries=0))
-    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
-    return reply.choices[0].message.content
-
+AGENT = (
+    ASK
+    + """
 @pytest.mark.cassette
 def test_new():
     assert ask("hello there")
 """
+)
 
 
 # what a replaying run sets besides the two keys the tests set themselves
@@ -422,17 +411,9 @@ def test_the_run_wide_guard_is_off_unless_every_session_replays(
 
 # --- paths mean one thing -------------------------------------------------------------------------
 
-PATHS = """
-import os
-import cassette
-import pytest
-from openai import OpenAI
-
-def ask(text):
-    client = cassette.instrument(OpenAI(base_url=os.environ["DEVSERVER_URL"] + "/v1", max_retries=0))
-    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
-    return reply.choices[0].message.content
-
+PATHS = (
+    ASK
+    + """
 @pytest.mark.cassette
 def test_marked():
     assert ask("hello there")
@@ -441,6 +422,7 @@ def test_marked():
 def test_by_hand():
     assert ask("hi")
 """
+)
 
 
 def test_cd_tests_and_pytest_records_where_pytest_from_the_root_replays(

@@ -10,25 +10,9 @@ import openai
 import pytest
 
 from cassette.testing.devserver import DevServer
+from tests.inner_suites import ASK, PYPROJECT
 
 assert httpx2 and openai and hypothesis  # outlive the in-process inner runs (see test_pytest_plugin.py)
-
-PYPROJECT = """
-[tool.pytest.ini_options]
-asyncio_default_fixture_loop_scope = "function"
-"""
-
-HEADER = """
-import os
-import pytest
-import cassette
-from openai import OpenAI
-
-def ask(text):
-    client = cassette.instrument(OpenAI(base_url=os.environ["DEVSERVER_URL"] + "/v1", max_retries=0))
-    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
-    return reply.choices[0].message.content
-"""
 
 
 @pytest.fixture
@@ -44,7 +28,7 @@ def suite(
 
 def test_a_test_expecting_a_miss_is_not_a_miss_and_zero_lines_are_left_out(suite: pytest.Pytester) -> None:
     suite.makepyfile(
-        test_expects=HEADER
+        test_expects=ASK
         + """
 from cassette.errors import CassetteMiss
 
@@ -72,7 +56,7 @@ def test_drifted_cassettes_are_listed_relative_and_capped(
     suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     suite.makepyfile(
-        test_many=HEADER
+        test_many=ASK
         + """
 @pytest.mark.parametrize("n", range(14))
 @pytest.mark.cassette
@@ -112,7 +96,7 @@ def test_new_agent():
 def test_a_failed_recording_is_resumed_up_to_the_first_call_that_differs(
     suite: pytest.Pytester, devserver: DevServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    suite.makepyfile(test_resume=HEADER + RESUMED)
+    suite.makepyfile(test_resume=ASK + RESUMED)
     where = suite.path / "tests/cassettes/test_resume"
     monkeypatch.setenv("STAGE", "first")
     suite.runpytest().assert_outcomes(failed=1)
@@ -130,6 +114,6 @@ def test_a_failed_recording_is_resumed_up_to_the_first_call_that_differs(
 
     # a call that differs ends the resumed part: it and every later call go live
     (where / "test_new_agent.json").rename(where / "test_new_agent.failed.json")
-    suite.makepyfile(test_resume=HEADER + RESUMED.replace("check the order", "check the order again"))
+    suite.makepyfile(test_resume=ASK + RESUMED.replace("check the order", "check the order again"))
     suite.runpytest().assert_outcomes(passed=1)
     assert len(devserver.requests) == 5  # the first call resumed; the changed one and the last live

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import accumulate
 
 from cassette.secrets.engine import Engine, Hit
@@ -41,17 +41,11 @@ def _yaml_items(
     column = len(head.group(1)) if head.start() == ls else 0
     items: list[tuple[int, int]] = []
     item_column = -1
-    pos = m.end()
-    while pos < hi and len(items) < _YAML_MAX_ITEMS:
-        eol = data.find(b"\n", pos, hi)
-        if eol < 0:
-            eol = hi
-        line = data[pos:eol].rstrip(b"\r")
-        body = line.lstrip(b" \t")
-        indent = len(line) - len(body)
+    for pos, line, body, indent in _lines(data, m.end(), hi):
+        if len(items) >= _YAML_MAX_ITEMS:
+            break
         if not body or body[:1] == b"#" or indent > item_column >= 0:
-            pos = eol + 1  # a blank line, a comment, or inside an item
-            continue
+            continue  # a blank line, a comment, or inside an item
         if body[:2] not in (b"- ", b"-\t") or indent < column or (item_column >= 0 and indent != item_column):
             if not items and indent > column and plural_secret_name(name.decode("ascii")):
                 # no list: a map under a plural name (`api_keys:` then `  prod: …`)
@@ -64,8 +58,20 @@ def _yaml_items(
         while start < end and data[start] in b" \t":
             start += 1
         items.append((start, end))
-        pos = eol + 1
     return (name, items) if len(items) > 1 else None
+
+
+def _lines(data: bytes, pos: int, hi: int) -> Iterator[tuple[int, bytes, bytes, int]]:
+    """``(start, line, body, indent)`` for each line of ``data[pos:hi]``: where it starts, its text
+    without the line break, that text after its indent (spaces and tabs), and the indent's width."""
+    while pos < hi:
+        eol = data.find(b"\n", pos, hi)
+        if eol < 0:
+            eol = hi
+        line = data[pos:eol].rstrip(b"\r")
+        body = line.lstrip(b" \t")
+        yield pos, line, body, len(line) - len(body)
+        pos = eol + 1
 
 
 # A line of a YAML block map: its key, plain or quoted, then `:` and a blank or the line's end.
@@ -89,15 +95,10 @@ def _yaml_map(
     items: list[tuple[int, int]] = []
     openers: list[int] = []  # the indent of each key whose nested map the line is in
     skip = -1  # lines indented deeper than this belong to something not read
-    while pos < hi and len(items) < _YAML_MAX_ITEMS:
-        eol = data.find(b"\n", pos, hi)
-        if eol < 0:
-            eol = hi
-        line = data[pos:eol].rstrip(b"\r")
-        body = line.lstrip(b" \t")
-        indent = len(line) - len(body)
-        at = pos + indent
-        pos = eol + 1
+    for start, _, body, indent in _lines(data, pos, hi):
+        if len(items) >= _YAML_MAX_ITEMS:
+            break
+        at = start + indent
         if not body or body[:1] == b"#":
             continue
         if indent <= column:

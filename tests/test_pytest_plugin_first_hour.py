@@ -352,14 +352,19 @@ threading.Thread(target=tracing.export, args=("in-thread.txt",)).start()
 """
 
 
-def test_a_replaying_run_blocks_a_librarys_own_traffic_from_a_thread_and_at_exit_naming_its_switch(
-    pytester: pytest.Pytester,
-) -> None:
+def _exporter_project(pytester: pytest.Pytester) -> None:
+    """A suite of one plain test whose conftest starts a library's own exporter, in a thread and at exit."""
     pytester.makepyprojecttoml(PYPROJECT)
     pytester.mkpydir("agents")
     pytester.path.joinpath("agents", "tracing.py").write_text(EXPORTER)
     pytester.makeconftest(EXPORTER_CONFTEST)
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+
+
+def test_a_replaying_run_blocks_a_librarys_own_traffic_from_a_thread_and_at_exit_naming_its_switch(
+    pytester: pytest.Pytester,
+) -> None:
+    _exporter_project(pytester)
     start = time.monotonic()
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--cassette-mode=replay")
     took = time.monotonic() - start
@@ -389,11 +394,7 @@ def test_a_replaying_run_blocks_a_librarys_own_traffic_from_a_thread_and_at_exit
 def test_the_run_wide_guard_is_off_unless_every_session_replays(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makepyprojecttoml(PYPROJECT)
-    pytester.mkpydir("agents")
-    pytester.path.joinpath("agents", "tracing.py").write_text(EXPORTER)
-    pytester.makeconftest(EXPORTER_CONFTEST)
-    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    _exporter_project(pytester)
     with socket.socket() as server:  # a loopback listener, and a guard that blocks loopback too
         server.bind(("127.0.0.1", 0))
         server.listen(8)

@@ -371,6 +371,9 @@ def test_extractors_read_what_the_sdks_saw(devserver: DevServer) -> None:
 def test_compare_text_guards_and_meaning() -> None:
     assert compare_text("We will refund you.", "We cannot refund you.")[0] == "negated"
     assert compare_text("Refund of $20 issued.", "Refund of $200 issued.")[0] == "numbers"
+    # another state or an antonym flips the meaning as a negation does: not a changed number
+    assert compare_text("Your claim was approved.", "Your claim was denied.")[0] == "negated"
+    assert compare_text("You are in the small room.", "You are in the large room.")[0] == "negated"
     assert compare_text("The capital of France is Paris.", "Paris is the capital of France.")[0] == "reworded"
     category, score, reason = compare_text("The capital of France is Paris.", "Bananas are yellow.")
     assert category == "changed" and score is not None and score < 0.6 and "missing" in reason

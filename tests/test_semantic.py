@@ -19,7 +19,7 @@ from cassette import (
     hookimpl,
     semantic_match,
 )
-from cassette.core.meaning import analyse, guard, stem
+from cassette.core.meaning import analyse, antonyms, guard, stem
 from cassette.plugins.semantic_lexical import LEXICAL
 from cassette.review.semantic import SemanticBackend, available_backends, configure, get_backend
 
@@ -200,6 +200,67 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:
     assert guard(actual, expected) is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            "The meeting has been set up in the large conference room.",
+            "the meeting is in the small conference room",
+            "opposite: expected 'small', answer says 'large'",
+        ),
+        (
+            "The candidate starts as a senior engineer in the data team.",
+            "starts as a junior engineer",
+            "opposite: expected 'junior', answer says 'senior'",
+        ),
+        (
+            "We moved you to a larger room.",
+            "a smaller room",
+            "opposite: expected 'smaller', answer says 'larger'",
+        ),
+        (
+            "Your replacement is the black model.",
+            "the white model",
+            "opposite: expected 'white', answer says 'black'",
+        ),
+        (
+            "The answer you gave is incorrect.",
+            "the answer is correct",
+            "opposite: expected 'correct', answer says 'incorrect'",
+        ),
+    ],
+)
+def test_an_answer_saying_the_antonym_is_vetoed(actual: str, expected: str, reason: str) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        # the expected word is said too: the antonym is about something else
+        ("A small fee applies; the large file is fine.", "a small fee"),
+        # the antonym in a sentence about something else
+        ("Your room is on the third floor. Large groups should book ahead.", "a small room"),
+        # the antonym negated says the expected state
+        ("The room is not large.", "a small room"),
+        # converses say one event from either side
+        ("We will give you a refund.", "you take a refund"),
+        # a word of many senses ("back": front, ahead, advance) is not guarded
+        ("We will get back to you about the package.", "the package is at the front door"),
+    ],
+)
+def test_antonyms_said_elsewhere_negated_or_ambiguous_pass_the_guard(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None
+
+
+def test_the_antonym_table_leaves_out_converses_and_words_of_many_senses() -> None:
+    table = antonyms()
+    assert "larg" in table["small"] and "senior" in table["junior"]
+    assert "take" not in table.get("give", ()) and "sell" not in table.get("buy", ())
+    # "back" (front, ahead, advance) and "light" (heavy, dark, unlit): which antonym depends on the sense
+    assert "back" not in table and "light" not in table and "incorrect" in table["correct"]
 
 
 def test_the_subject_of_denied_or_failed_is_denied() -> None:

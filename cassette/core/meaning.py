@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
+from pathlib import Path
 
 # A vetoed score keeps its rank among vetoed pairs but stays below any sensible threshold.
 VETO_FACTOR = 0.1
@@ -371,6 +372,7 @@ class Analysis:
     old: frozenset[str]  # numbers and date names said only as what changed ("moved from Monday to ...")
     sides: dict[str, str]  # "family+" / "family-" of each opposite-pair word said positively -> as written
     prefixes: dict[str, tuple[str, ...]]  # first 4 letters -> stems, for the prefix match; filled by _find
+    text: str  # as given, for the guards that read it sentence by sentence
 
 
 @lru_cache(maxsize=4096)
@@ -406,6 +408,7 @@ def analyse(text: str) -> Analysis:
         old,
         _sides(text),
         {},
+        text,
     )
 
 
@@ -664,7 +667,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
     total = sum(weights)
     value = 1.0 - lost / total if total else 1.0  # no content words: only the guards decide
-    return value, missing, veto or negation or opposite
+    return value, missing, veto or negation or opposite or _antonym(act, exp)
 
 
 def _opposite(act: dict[str, str], exp: dict[str, str]) -> str | None:
@@ -679,6 +682,71 @@ def _opposite(act: dict[str, str], exp: dict[str, str]) -> str | None:
             if other.partition(":")[0] == family:
                 return f"opposite: expected '{written}', answer says '{said}'"
     return None
+
+
+@lru_cache(maxsize=1)
+def antonyms() -> dict[str, frozenset[str]]:
+    """Each word's antonyms, by stem, from ``antonyms.txt`` (WordNet's, less the words of many senses
+    and the converses; written by ``tools/build_antonyms.py``), read once.
+
+    >>> sorted(antonyms()["small"])
+    ['larg']
+    """
+    table: dict[str, set[str]] = {}
+    lines = (Path(__file__).with_name("antonyms.txt")).read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        if line and not line.startswith("#"):
+            a, b = (stem(w) for w in line.split())
+            if a != b:
+                table.setdefault(a, set()).add(b)
+                table.setdefault(b, set()).add(a)
+    return {word: frozenset(others) for word, others in table.items()}
+
+
+def _degree_base(word: str, table: dict[str, frozenset[str]]) -> str | None:
+    """The stem ``table`` knows ``word`` by: itself, or the adjective a comparative or superlative is
+    made from ("larger" -> "larg", "bigger" -> "big", "earliest" -> "early")."""
+    if word in table:
+        return word
+    for suffix in ("er", "est"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            base = word[: -len(suffix)]
+            for candidate in (base, base + "e", base[:-1], base[:-1] + "y" if base.endswith("i") else ""):
+                if candidate and stem(candidate) in table:
+                    return stem(candidate)
+    return None
+
+
+_SENTENCE = re.compile(r"[.!?;\n]+")
+
+
+def _antonym(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when the answer says the antonym of an expected word instead of it ("the large room" for
+    "the small room", "a senior engineer" for "a junior engineer"), in a sentence with another word
+    of ``expected`` when it has more than one: an antonym said about something else says nothing."""
+    table = antonyms()
+    for s in exp.order:
+        base = _degree_base(s, table) if s in exp.positive and s not in exp.negated else None
+        if base is None or _find(s, act) is not None:
+            continue
+        for t in act.order:
+            if t not in act.positive or t in act.negated or _degree_base(t, table) not in table[base]:
+                continue
+            if _find(t, exp) is not None or not _beside(t, [o for o in exp.order if o != s], act.text):
+                continue
+            return f"opposite: expected '{exp.surface[s]}', answer says '{act.surface[t]}'"
+    return None
+
+
+def _beside(word: str, others: list[str], text: str) -> bool:
+    """Whether a sentence of ``text`` says ``word`` and one of ``others`` (stems); true if none are given."""
+    if not others:
+        return True
+    for sentence in _SENTENCE.split(text):
+        said = analyse(sentence)
+        if word in said.surface and any(_find(o, said) is not None for o in others):
+            return True
+    return False
 
 
 @lru_cache(maxsize=4096)

@@ -9,7 +9,7 @@ changed are still compared by output. Each changed pair gets one category:
 ``error``                 an error response (HTTP 4xx/5xx, a tool that raised) appeared, went or changed
 ``tools``                 the model called other tools, other argument keys, or in another order
 ``shape``                 finish reason, truncation, or the shape of a structured (JSON) output changed
-``negated``               the answer now says the opposite (negation guard)
+``negated``               the answer now says the opposite (negation, opposite-state and antonym guards)
 ``numbers``               a number, amount, weekday or month changed (exact guard)
 ``changed``               the answer means something else (``semantic_match`` fails)
 ``reworded``              same meaning in other words (``semantic_match`` passes)
@@ -279,7 +279,9 @@ class _Verdict:
 
 
 def _guard_category(reason: str) -> str:
-    return "negated" if reason.startswith(("negated", "not negated")) else "numbers"
+    """The drift category of a guard's veto: a flipped meaning (a negation, another state, an antonym)
+    or a changed value (a number, a date, a value in another role)."""
+    return "negated" if reason.startswith(("negated", "not negated", "opposite")) else "numbers"
 
 
 def _bare(text: str) -> str:

@@ -263,6 +263,17 @@ def test_the_antonym_table_leaves_out_converses_and_words_of_many_senses() -> No
     assert "back" not in table and "light" not in table and "incorrect" in table["correct"]
 
 
+def test_a_word_said_both_ways_is_read_in_the_clause_about_the_expected_thing() -> None:
+    answer = "The warranty covers manufacturing defects for 2 years but does not cover accidental damage."
+    assert guard(answer, "manufacturing defects are not covered") == (
+        "not negated: expected 'not covered', answer says 'covers'"
+    )
+    assert guard(answer, "covers manufacturing defects") is None
+    assert guard(answer, "accidental damage is not covered") is None
+    # no clause says the word about another expected word: the answer-wide polarity decides, as before
+    assert guard("We refund fees. We do not refund shipping.", "refunds are possible") is None
+
+
 def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("I've issued a full refund.", "the refund was denied") == (
         "not negated: expected 'refund … denied', answer says 'refund'"

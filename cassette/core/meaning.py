@@ -654,6 +654,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
     light = 0.5 if any(s not in _DESCRIBING for s in exp.order) else 1.0
     weights = [light if s in _DESCRIBING else 1.0 for s in exp.order]
     lost = 0.0
+    mixed: list[tuple[str, bool]] = []  # expected words the answer says both ways, and if wanted negated
     for s, weight in zip(exp.order, weights):
         t = _find(s, act)
         if t is None:
@@ -665,9 +666,38 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             negation = f"negated: '{act.negated[t]}'"
         elif want_neg and not want_pos and s in exp.core and t not in act.negated:
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
+        elif want_pos != want_neg and t in act.positive and t in act.negated:
+            mixed.append((s, want_neg))
     total = sum(weights)
     value = 1.0 - lost / total if total else 1.0  # no content words: only the guards decide
-    return value, missing, veto or negation or opposite or _antonym(act, exp)
+    if veto or negation or opposite:
+        return value, missing, veto or negation or opposite
+    return value, missing, (_mixed_polarity(act, exp, mixed) if mixed else None) or _antonym(act, exp)
+
+
+# Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").
+_CLAUSE_END = re.compile(r"[.!?;\n]+|\s(?:but|however|whereas|although|while)\s", re.IGNORECASE)
+
+
+def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]]) -> str | None:
+    """A veto when the answer says an expected word both ways ("covers manufacturing defects but does
+    not cover accidental damage"), and every clause that says it about what ``expected`` says it
+    about (another of its words: "accidental damage") has the other polarity."""
+    clauses = [analyse(c) for c in _CLAUSE_END.split(act.text) if c.strip()]
+    for s, want_neg in mixed:
+        others = [o for o in exp.order if o != s and o not in _DESCRIBING and _find(o, act) is not None]
+        said: list[tuple[Analysis, str]] = []  # the clauses saying s about another expected word
+        for clause in clauses:
+            t = _find(s, clause)
+            if t is not None and any(_find(o, clause) is not None for o in others):
+                said.append((clause, t))
+        if not said:
+            continue
+        if not want_neg and all(t not in c.positive for c, t in said):
+            return f"negated: '{said[0][0].negated[said[0][1]]}'"
+        if want_neg and all(t not in c.negated for c, t in said):
+            return f"not negated: expected '{exp.negated[s]}', answer says '{said[0][0].surface[said[0][1]]}'"
+    return None
 
 
 def _opposite(act: dict[str, str], exp: dict[str, str]) -> str | None:
@@ -703,9 +733,11 @@ def antonyms() -> dict[str, frozenset[str]]:
     return {word: frozenset(others) for word, others in table.items()}
 
 
-def _degree_base(word: str, table: dict[str, frozenset[str]]) -> str | None:
-    """The stem ``table`` knows ``word`` by: itself, or the adjective a comparative or superlative is
-    made from ("larger" -> "larg", "bigger" -> "big", "earliest" -> "early")."""
+@lru_cache(maxsize=65536)
+def _degree_base(word: str) -> str | None:
+    """The stem the antonym table knows ``word`` by: itself, or the adjective a comparative or
+    superlative is made from ("larger" -> "larg", "bigger" -> "big", "earliest" -> "early")."""
+    table = antonyms()
     if word in table:
         return word
     for suffix in ("er", "est"):
@@ -726,11 +758,11 @@ def _antonym(act: Analysis, exp: Analysis) -> str | None:
     of ``expected`` when it has more than one: an antonym said about something else says nothing."""
     table = antonyms()
     for s in exp.order:
-        base = _degree_base(s, table) if s in exp.positive and s not in exp.negated else None
+        base = _degree_base(s) if s in exp.positive and s not in exp.negated else None
         if base is None or _find(s, act) is not None:
             continue
         for t in act.order:
-            if t not in act.positive or t in act.negated or _degree_base(t, table) not in table[base]:
+            if t not in act.positive or t in act.negated or _degree_base(t) not in table[base]:
                 continue
             if _find(t, exp) is not None or not _beside(t, [o for o in exp.order if o != s], act.text):
                 continue

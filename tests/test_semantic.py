@@ -384,6 +384,20 @@ def test_all_is_not_said_when_the_answer_says_another_side_too() -> None:
     assert guard(answer, "142 tests passed") is None
 
 
+def test_a_number_with_a_multiplier_is_one_value() -> None:
+    assert guard("$300 was withheld for carpet cleaning.", "three hundred dollars were kept") is None
+    assert (
+        guard("$30 was withheld.", "three hundred dollars were kept")
+        == "expected 'three hundred', answer has '$30'"
+    )
+    assert guard("The round raised $6,000,000.", "raised $6 million") is None
+
+
+def test_what_the_answer_says_only_in_a_condition_does_not_contradict_a_denial() -> None:
+    answer = "The Saturday workshop is full, so you are on the waitlist. If a spot opens up, we'll text you."
+    assert guard(answer, "there are no open seats on Saturday") is None
+
+
 def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("I've issued a full refund.", "the refund was denied") == (
         "not negated: expected 'refund … denied', answer says 'refund'"

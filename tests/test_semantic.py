@@ -260,7 +260,11 @@ def test_the_antonym_table_leaves_out_converses_and_words_of_many_senses() -> No
     assert "larg" in table["small"] and "senior" in table["junior"]
     assert "take" not in table.get("give", ()) and "sell" not in table.get("buy", ())
     # "back" (front, ahead, advance) and "light" (heavy, dark, unlit): which antonym depends on the sense
-    assert "back" not in table and "light" not in table and "incorrect" in table["correct"]
+    assert "front" not in table.get("back", ()) and "dark" not in table.get("light", ())
+    # ... but the antonym a prefix makes holds in every sense, and a few agent words are added
+    assert (
+        "inactiv" in table["activ"] and "incorrect" in table["correct"] and "optional" in table["mandatory"]
+    )
 
 
 def test_a_word_said_both_ways_is_read_in_the_clause_about_the_expected_thing() -> None:
@@ -346,6 +350,17 @@ def test_both_sides_said_the_clause_about_the_expected_thing_decides() -> None:
         ),
         ("Your federal refund of $1,248 is scheduled.", "you owe $1,248", None),
         ("Autopay is on, so it will be charged on June 15.", "autopay is turned off", None),
+        (
+            "You are enrolled for the spring term.",
+            "enrolled for the autumn term",
+            "expected 'autumn', answer has 'spring'",
+        ),
+        ("Good morning! The technician comes in the afternoon.", "the technician comes in the evening", None),
+        (
+            "Attendance is optional.",
+            "attendance is mandatory",
+            "opposite: expected 'mandatory', answer says 'optional'",
+        ),
     ],
 )
 def test_changed_codes_and_states_are_vetoed(actual: str, expected: str, reason: str | None) -> None:

@@ -11,6 +11,10 @@ less the ones a word-level guard cannot use:
 - converses, two words for one event seen from either side ("give" / "take", "buy" / "sell"), are
   left out: "we will give you a refund" says "you will take a refund".
 
+An antonym a prefix makes ("unsafe", "inactive") is kept even for a word of many senses: it is the
+opposite in each of them. A few opposites agent answers use that WordNet does not relate, or relates
+only through a word of many senses, are added (:data:`ADDED`).
+
 Run from the repository root with a checkout of https://github.com/globalwordnet/english-wordnet
 (and PyYAML, which the dev extra's pre-commit brings)::
 
@@ -44,6 +48,25 @@ CONVERSES = {
         ("import", "export"),
     ]
 }
+ADDED = [
+    ("mandatory", "optional"),
+    ("required", "optional"),
+    ("temporary", "permanent"),
+    ("fixed", "variable"),
+    ("domestic", "international"),
+    ("inbound", "outbound"),
+    ("wet", "dry"),
+    ("profit", "loss"),
+    ("positive", "negative"),
+    ("critical", "minor"),
+    ("correct", "wrong"),
+    ("arrival", "departure"),
+    ("input", "output"),
+    ("sunny", "rainy"),
+    ("dry", "rainy"),
+    ("encrypted", "unencrypted"),
+    ("refundable", "nonrefundable"),
+]
 HEADER = """\
 # Antonym pairs for cassette's semantic guards (cassette/core/meaning.py), one unordered pair a line.
 # Written by tools/build_antonyms.py from Open English WordNet ({commit}), which is derived from
@@ -84,12 +107,17 @@ def usable(pairs: set[frozenset[str]]) -> list[tuple[str, str]]:
         senses[stem(a)].add(_sense(a, b))
         senses[stem(b)].add(_sense(b, a))
     polysemous = {s for s, found in senses.items() if len(found) >= SENSES}
-    kept = [
+    kept = {
         (a, b)
         for a, b in (sorted(p) for p in pairs)
-        if stem(a) not in polysemous and stem(b) not in polysemous and frozenset((a, b)) not in CONVERSES
-    ]
-    return sorted(kept)
+        if frozenset((a, b)) not in CONVERSES
+        and (
+            (stem(a) not in polysemous and stem(b) not in polysemous)
+            or _sense(a, b) == "negated"
+            or _sense(b, a) == "negated"
+        )
+    }
+    return sorted(kept | {tuple(sorted(pair)) for pair in ADDED})
 
 
 def main() -> int:

@@ -91,7 +91,7 @@ _NAMES = frozenset(
     _words(
         """
     monday tuesday wednesday thursday friday saturday sunday january february march april june july
-    august september october november december
+    august september october november december spring summer autumn winter
     """
     )
 )
@@ -301,6 +301,12 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "timing": ("on_time early ahead_of_schedule", "late delayed overdue running_late"),
     "duration": ("extended extend extends lengthened longer", "shortened shorten shortens shorter cut_short"),
     "day": ("today tonight this_morning this_afternoon this_evening", "tomorrow", "yesterday"),
+    "daypart": (
+        "morning mornings",
+        "afternoon afternoons",
+        "evening evenings tonight",
+        "night nights overnight",
+    ),
     "paid": ("paid", "unpaid is_due are_due still_due outstanding owed"),
     "price": (
         "free free_of_charge at_no_cost no_charge costs_nothing cost_nothing waived",
@@ -316,7 +322,16 @@ for _family, _forms in _OPPOSITES.items():
     for _side, _words_of_side in enumerate(_forms):
         for _form in _words_of_side.split():
             _SIDE_OF[_form] = (*_SIDE_OF.get(_form, ()), f"{_family}:{_side}")
-for _neutral in ("feel_free", "free_to", "due_to"):  # phrases that say no side: "feel free to ask"
+# phrases that say no side: "feel free to ask", "good morning"
+for _neutral in (
+    "feel_free",
+    "free_to",
+    "due_to",
+    "good_morning",
+    "good_afternoon",
+    "good_evening",
+    "good_night",
+):
     _SIDE_OF[_neutral] = ()
 # "declined" with an object is a refusal ("declined your offer"), without one a fall ("sales declined 5%")
 for _refusal in ("declined", "declines", "declining"):

@@ -498,8 +498,6 @@ def _read_clauses(
     reaches it, the numbers and date names, the words each negation governs first, and the words
     said only in a condition. Returns the numbers and names said only as an old value (`Analysis.old`)."""
     r = _Reader(positive, negated, core)
-    in_condition = False  # past "if", "unless", "until" or "before" in this clause
-    asserted: set[str] = set()  # content words said outside a condition
     old: set[str] = set()  # numbers and names said as an old value ("from $90 to $140", "instead of Monday")
     current: set[str] = set()  # ... and said otherwise
     changed = False  # the clause has a verb of change ("moved", "raised"), so "from X" is the old value
@@ -514,23 +512,16 @@ def _read_clauses(
         was_start, start = start, kind is _STOP
         if kind is skip and word == "may" and tok[0] == "M" and not was_start:
             kind, payload = content, "may"  # "delivered in May": the month, guarded like the others
-        if kind is skip or kind is _CONTRAST_WORD:
-            in_condition = in_condition or word in _CONDITIONS
         if kind is skip:
-            r.stopword(word)
+            r.stopword(word, prev)
             changed = changed or word == "up" or word == "down"  # "was up from $610 to $616"
-            if (word == "of" and prev == "instead") or (word == "than" and prev == "rather"):
-                r.cue, r.cue_phrase, r.reach, r.adjacent = f"{prev} {word}", True, _SCOPE, True
             continue
         was_old = (prev == "from" and changed) or (prev == "of" and prev2 == "instead") or prev2 == "rather"
         r.after_and = False
         passive, adjectival = r.last_skip in _PASSIVE, r.last_skip in _DETERMINERS or r.last_number
         r.last_skip, r.last_number = "", kind is _NUMBER
         if kind is content and last_value and tok.lower() in _MULTIPLIERS:  # "three hundred" is 300
-            written = numbers.pop(last_value)
-            value = _number(str(float(last_value) * _MULTIPLIERS[tok.lower()]))
-            numbers.setdefault(value, f"{written} {tok}")
-            (old if was_old else current).add(value)
+            (old if was_old else current).add(_multiply(numbers, last_value, tok))
             last_value = ""
             continue
         last_value = ""
@@ -543,7 +534,7 @@ def _read_clauses(
                 names.setdefault(payload, tok)
                 (old if was_old else current).add(payload)
             changed = changed or word in _CHANGING
-            (conditional if in_condition else asserted).add(word)
+            (conditional if r.in_condition else r.asserted).add(word)
             if word not in surface:
                 surface[word] = tok
                 order.append(word)
@@ -552,27 +543,31 @@ def _read_clauses(
             else:
                 r.content(word, tok, was_adjacent)
         elif kind is _NEGATION:
-            if (word == "nothing" or payload is _DENIED_BEFORE) and r.pending and r.pending[-1][0] == prev:
-                r.deny_last(tok)  # "you owe nothing", "peanut-free"
-            if payload is not _DENIED_BEFORE:
-                r.cue, r.cue_phrase, r.reach, r.adjacent = tok, bool(payload), _SCOPE, True
+            r.negation(word, payload, tok, prev)
         elif kind is _NUMBER:
             last_value = "" if word in numbers else word  # a value this token adds, for a multiplier
             numbers.setdefault(word, tok)
             (old if was_old else current).add(word)
-            r.adjacent = False
-            if r.subject:
-                r.subject_open = False
-        elif kind is _CONTRAST_WORD and word == "yet" and r.adjacent:
-            continue  # "not yet available": one cue, not a new clause
-        elif kind is _STOP or kind is _COMMA or kind is _CONTRAST_WORD:
+            r.number()
+        elif (kind is _STOP or kind is _COMMA or kind is _CONTRAST_WORD) and not (
+            word == "yet" and r.adjacent
+        ):
+            # a clause ends (not at the "yet" of "not yet available": that is one cue)
             r.boundary(kind is _COMMA)
-            in_condition = kind is _CONTRAST_WORD and word in _CONDITIONS
+            r.in_condition = kind is _CONTRAST_WORD and word in _CONDITIONS
             changed = changed and kind is _COMMA  # "rose by 2%, from $610 to $616"
     r.end_cue()
     positive.update(w for w, _ in r.pending)
-    conditional.difference_update(asserted)
+    conditional.difference_update(r.asserted)
     return frozenset(old - current)
+
+
+def _multiply(numbers: dict[str, str], value: str, multiplier: str) -> str:
+    """Replace ``value`` in ``numbers`` by its product with ``multiplier`` ("three hundred" is 300)."""
+    written = numbers.pop(value)
+    product = _number(str(float(value) * _MULTIPLIERS[multiplier.lower()]))
+    numbers.setdefault(product, f"{written} {multiplier}")
+    return product
 
 
 class _Reader:
@@ -581,11 +576,13 @@ class _Reader:
     __slots__ = (
         "adjacent",
         "after_and",
+        "asserted",
         "core",
         "cue",
         "cue_core",
         "cue_phrase",
         "held",
+        "in_condition",
         "last_number",
         "last_skip",
         "negated",
@@ -599,6 +596,8 @@ class _Reader:
     def __init__(self, positive: set[str], negated: dict[str, str], core: dict[str, str]) -> None:
         self.positive, self.negated, self.core = positive, negated, core
         self.cue_core = ""  # the first word the active cue governs, until the next is read
+        self.in_condition = False  # past "if", "unless", "until" or "before" in this clause
+        self.asserted: set[str] = set()  # content words said outside a condition
         # Content words of the current clause not under a negation, positive when the clause ends (and
         # negated too if a verbal cue follows them in the clause).
         self.pending: list[tuple[str, str]] = []
@@ -620,8 +619,9 @@ class _Reader:
         self.pending.clear()
         self.subject, self.subject_open, self.held = [], True, []
 
-    def stopword(self, word: str) -> None:
+    def stopword(self, word: str, prev: str) -> None:
         self.last_skip, self.last_number = word, False
+        self.in_condition = self.in_condition or word in _CONDITIONS
         if self.subject and word not in _SUBJECT_WORDS:
             self.subject_open = False
         if self.adjacent and word in _IDIOMS:
@@ -632,6 +632,8 @@ class _Reader:
         self.after_and = word == "and"
         if self.after_and:  # "is cancelled and won't renew": the negation denies the renewal only
             self.new_clause()
+        if (word == "of" and prev == "instead") or (word == "than" and prev == "rather"):
+            self.cue, self.cue_phrase, self.reach, self.adjacent = f"{prev} {word}", True, _SCOPE, True
 
     def denial(self, word: str, tok: str, passive: bool) -> None:
         """ "the refund was denied", "payment failed": the clause's subject is denied, not said; the rest
@@ -671,6 +673,20 @@ class _Reader:
         self.reach -= 1
         if self.reach == 0:
             self.cue = None
+
+    def negation(self, word: str, payload: str, tok: str, prev: str) -> None:
+        """A negation cue: it governs what follows, or denies the word before it ("you owe nothing",
+        "peanut-free")."""
+        if (word == "nothing" or payload is _DENIED_BEFORE) and self.pending and self.pending[-1][0] == prev:
+            self.deny_last(tok)
+        if payload is not _DENIED_BEFORE:
+            self.cue, self.cue_phrase, self.reach, self.adjacent = tok, bool(payload), _SCOPE, True
+
+    def number(self) -> None:
+        """A number ends the clause's subject and is no cue's neighbour."""
+        self.adjacent = False
+        if self.subject:
+            self.subject_open = False
 
     def deny_last(self, by: str) -> None:
         """ "you owe nothing", "it costs nothing": the word just before ``by`` is denied."""

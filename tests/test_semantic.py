@@ -413,6 +413,16 @@ def test_what_the_answer_says_only_in_a_condition_does_not_contradict_a_denial()
     assert guard(answer, "there are no open seats on Saturday") is None
 
 
+def test_what_the_answer_says_will_be_done_is_not_done() -> None:
+    answer = "They ship on November 18 and your card will be charged only when they ship."
+    assert guard(answer, "your card has already been charged") == (
+        "tense: expected 'charged' as done, answer says 'will … charged'"
+    )
+    assert guard("We'll drop the old tables next Monday.", "the old tables were dropped") is not None
+    assert guard(answer, "your card will be charged when they ship") is None
+    assert guard("Your card was charged and the order will ship Monday.", "your card was charged") is None
+
+
 def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("I've issued a full refund.", "the refund was denied") == (
         "not negated: expected 'refund … denied', answer says 'refund'"

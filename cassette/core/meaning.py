@@ -70,6 +70,9 @@ _CONTRAST = frozenset(
     {"but", "however", "although", "though", "yet", "instead", "whereas", "because", "so"}
     | {"if", "unless", "until", "when", "while"}
 )
+# Tense markers: what follows in the clause is said of the future ("will be charged") or the past.
+_FUTURE = frozenset({"will", "shall"})
+_PAST = frozenset({"already", "was", "were", "been", "had"})
 # Words that open a condition: what follows in the clause is not said to be so ("before it can be merged").
 _CONDITIONS = frozenset({"if", "unless", "until", "before"})
 # "..., and we will ...": "and" then a subject pronoun opens a new clause with its own polarity.
@@ -438,6 +441,8 @@ class Analysis:
     sides: dict[str, str]  # "family+" / "family-" of each opposite-pair word said positively -> as written
     conditional: frozenset[str]  # stems said only in a condition ("before it can be merged"): not claims
     codes: dict[str, str]  # codes of letters and digits ("B12", "4D"), lowercased -> as written
+    future: frozenset[str]  # stems said only after "will" / "'ll" in their clause ("will be charged")
+    past: frozenset[str]  # stems said after "already", "was", "were", "been" or "had" in their clause
     prefixes: dict[str, tuple[str, ...]]  # first 4 letters -> stems, for the prefix match; filled by _find
     text: str  # as given, for the guards that read it sentence by sentence
 
@@ -464,7 +469,9 @@ def analyse(text: str) -> Analysis:
     names: dict[str, str] = {}
     core: dict[str, str] = {}
     conditional: set[str] = set()
-    old = _read_clauses(text, order, surface, positive, negated, numbers, names, core, conditional)
+    old, future, past = _read_clauses(
+        text, order, surface, positive, negated, numbers, names, core, conditional
+    )
     return Analysis(
         tuple(order),
         surface,
@@ -477,6 +484,8 @@ def analyse(text: str) -> Analysis:
         _sides(text),
         frozenset(conditional),
         _codes(text),
+        future,
+        past,
         {},
         text,
     )
@@ -492,11 +501,12 @@ def _read_clauses(
     names: dict[str, str],
     core: dict[str, str],
     conditional: set[str],
-) -> frozenset[str]:
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """Read ``text`` clause by clause for `analyse`, filling its collections (see `Analysis`):
     each content word in order and as written, whether it is said positively, the negation that
     reaches it, the numbers and date names, the words each negation governs first, and the words
-    said only in a condition. Returns the numbers and names said only as an old value (`Analysis.old`)."""
+    said only in a condition. Returns the numbers and names said only as an old value, the words said
+    only in the future and those said in the past (`Analysis.old`, `.future`, `.past`)."""
     r = _Reader(positive, negated, core)
     old: set[str] = set()  # numbers and names said as an old value ("from $90 to $140", "instead of Monday")
     current: set[str] = set()  # ... and said otherwise
@@ -513,7 +523,7 @@ def _read_clauses(
         if kind is skip and word == "may" and tok[0] == "M" and not was_start:
             kind, payload = content, "may"  # "delivered in May": the month, guarded like the others
         if kind is skip:
-            r.stopword(word, prev)
+            r.stopword(word, prev, tok)
             changed = changed or word == "up" or word == "down"  # "was up from $610 to $616"
             continue
         was_old = (prev == "from" and changed) or (prev == "of" and prev2 == "instead") or prev2 == "rather"
@@ -534,7 +544,7 @@ def _read_clauses(
                 names.setdefault(payload, tok)
                 (old if was_old else current).add(payload)
             changed = changed or word in _CHANGING
-            (conditional if r.in_condition else r.asserted).add(word)
+            r.file(word, conditional)
             if word not in surface:
                 surface[word] = tok
                 order.append(word)
@@ -559,7 +569,8 @@ def _read_clauses(
     r.end_cue()
     positive.update(w for w, _ in r.pending)
     conditional.difference_update(r.asserted)
-    return frozenset(old - current)
+    future = r.tenses["future"] - r.tenses["past"] - r.tenses[""]
+    return frozenset(old - current), frozenset(future), frozenset(r.tenses["past"])
 
 
 def _multiply(numbers: dict[str, str], value: str, multiplier: str) -> str:
@@ -591,6 +602,8 @@ class _Reader:
         "reach",
         "subject",
         "subject_open",
+        "tense",
+        "tenses",
     )
 
     def __init__(self, positive: set[str], negated: dict[str, str], core: dict[str, str]) -> None:
@@ -598,6 +611,8 @@ class _Reader:
         self.cue_core = ""  # the first word the active cue governs, until the next is read
         self.in_condition = False  # past "if", "unless", "until" or "before" in this clause
         self.asserted: set[str] = set()  # content words said outside a condition
+        self.tense = ""  # "future" after "will" in this clause, "past" after "already"/"was"/"been"
+        self.tenses: dict[str, set[str]] = {"": set(), "future": set(), "past": set()}  # words by tense
         # Content words of the current clause not under a negation, positive when the clause ends (and
         # negated too if a verbal cue follows them in the clause).
         self.pending: list[tuple[str, str]] = []
@@ -618,9 +633,14 @@ class _Reader:
         self.positive.update(w for w, _ in self.pending)
         self.pending.clear()
         self.subject, self.subject_open, self.held = [], True, []
+        self.tense = ""
 
-    def stopword(self, word: str, prev: str) -> None:
+    def stopword(self, word: str, prev: str, tok: str) -> None:
         self.last_skip, self.last_number = word, False
+        if word in _FUTURE or tok.lower().endswith("'ll"):  # "we'll" is read as "we"
+            self.tense = "future"
+        elif word in _PAST:
+            self.tense = "past"
         self.in_condition = self.in_condition or word in _CONDITIONS
         if self.subject and word not in _SUBJECT_WORDS:
             self.subject_open = False
@@ -681,6 +701,11 @@ class _Reader:
             self.deny_last(tok)
         if payload is not _DENIED_BEFORE:
             self.cue, self.cue_phrase, self.reach, self.adjacent = tok, bool(payload), _SCOPE, True
+
+    def file(self, word: str, conditional: set[str]) -> None:
+        """Note a content word as said in a condition or not, and in which tense."""
+        (conditional if self.in_condition else self.asserted).add(word)
+        self.tenses[self.tense].add(word)
 
     def number(self) -> None:
         """A number ends the clause's subject and is no cue's neighbour."""
@@ -780,6 +805,9 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
         want_pos, want_neg = s in exp.positive, s in exp.negated
         if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
             negation = f"negated: '{act.negated[t]}'"
+        elif want_pos and s in exp.past and t in act.future:
+            # "your card has already been charged" is not "your card will be charged when they ship"
+            negation = f"tense: expected '{exp.surface[s]}' as done, answer says 'will … {act.surface[t]}'"
         elif want_pos and t in act.conditional and s not in exp.conditional and exp.surface[s].endswith("ed"):
             # "we received the police report" is not "on hold until we receive the police report"
             negation = (

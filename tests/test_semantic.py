@@ -361,6 +361,7 @@ def test_both_sides_said_the_clause_about_the_expected_thing_decides() -> None:
             "attendance is mandatory",
             "opposite: expected 'mandatory', answer says 'optional'",
         ),
+        ("We're aware of an internet outage in 94110.", "internet service in 94110 is working", None),
     ],
 )
 def test_changed_codes_and_states_are_vetoed(actual: str, expected: str, reason: str | None) -> None:
@@ -421,6 +422,34 @@ def test_what_the_answer_says_will_be_done_is_not_done() -> None:
     assert guard("We'll drop the old tables next Monday.", "the old tables were dropped") is not None
     assert guard(answer, "your card will be charged when they ship") is None
     assert guard("Your card was charged and the order will ship Monday.", "your card was charged") is None
+
+
+def test_a_denied_state_said_in_other_words_is_vetoed() -> None:
+    answer = "Good news: Ethan has been accepted into the Advanced Placement Biology course."
+    assert guard(answer, "Ethan was not admitted to the course") == (
+        "negated: expected 'not admitted', answer says 'accepted'"
+    )
+    # a phrase cue denies its noun, not the state: "no data lost" is said by "no data has been lost"
+    assert guard("Only PDF export is slow, and no data has been lost.", "no data lost") is None
+    # the answer denies the state itself ("refund request … declined"): no contradiction
+    assert guard("Your refund request has been declined.", "we won't be refunding this item") is None
+
+
+def test_still_is_read_against_the_state_the_answer_says_last() -> None:
+    answer = "Your account was locked after five failed logins. I've unlocked it now."
+    assert guard(answer, "the account is still locked") == (
+        "opposite: expected still 'locked', answer says 'unlocked' last"
+    )
+    assert guard(answer, "account unlocked") is None
+
+
+def test_a_person_named_by_a_title_is_compared_by_name() -> None:
+    answer = "Your appointment with Dr. Alvarez is booked for Wednesday."
+    assert (
+        guard(answer, "the appointment is with Dr. Patel")
+        == "name: expected 'Dr. Patel', answer has 'Dr. Alvarez'"
+    )
+    assert guard(answer, "appointment with Dr Alvarez") is None
 
 
 def test_the_subject_of_denied_or_failed_is_denied() -> None:

@@ -282,7 +282,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "works": (
         "works working still_works still_working",
-        "stop_working stops_working stopped_working broken",
+        "stop_working stops_working stopped_working broken outage outages",
     ),
     "open": ("open opened reopened", "closed shut"),
     "lock": ("locked blocked frozen", "unlocked unblocked"),
@@ -353,7 +353,17 @@ def _sides(text: str) -> dict[str, str]:
     >>> _sides("Your claim was denied; the item is not available.")
     {'decision:1': 'denied'}
     """
+    return _read_sides(text)[0]
+
+
+@lru_cache(maxsize=4096)
+def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """The sides ``text`` says positively (see `_sides`), the sides it denies ("not available":
+    ``{"stock:0": "not available"}``), and the side each family is said in last (``{"stock":
+    "stock:1"}``: "was in stock, now sold out")."""
     found: dict[str, str] = {}
+    denied: dict[str, str] = {}
+    latest: dict[str, str] = {}
     raw = _SIDE_TOKEN.findall(_FREE_OF.sub("", text.replace("’", "'").lower()))  # "fee-free" is no price
     words = ["#" if w[0].isdigit() else w for w in raw]
     clause_start = 0
@@ -373,11 +383,17 @@ def _sides(text: str) -> dict[str, str]:
             continue
         skip_to = i + size
         recent = words[max(clause_start, i - 3) : i]
-        if any(w.replace("'", "") in _NEGATIONS or w.endswith("n't") for w in recent):
+        said = " ".join(raw[i : i + size])
+        cues = [w for w in recent if w.replace("'", "") in _NEGATIONS or w.endswith("n't")]
+        if cues:
+            if not any(c in _PHRASE_CUES for c in cues):  # "not admitted"; "no data lost" denies the data
+                for key in keys:
+                    denied.setdefault(key, f"not {said}")
             continue
         for key in keys:
-            found.setdefault(key, " ".join(raw[i : i + size]))
-    return found
+            found.setdefault(key, said)
+            latest[key.partition(":")[0]] = key
+    return found, denied, latest
 
 
 # A code: letters and digits in one word ("gate B12", "apartment 4D", "seat 14C"), but not a value with
@@ -785,7 +801,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
                 veto = veto or f"expected '{written}', answer has {found}"
             elif key in act.old and key not in exp.old:
                 veto = veto or f"expected '{written}', answer has it only as what changed ('{have[key]}')"
-    veto = veto or _changed_code(act, exp)
+    veto = veto or _changed_code(act, exp) or _changed_titled_name(act, exp)
     opposite = _opposite(act, exp)
     missing: list[str] = []
     negation: str | None = None
@@ -857,6 +873,22 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
 _PASSING_ON = frozenset(stem(w) for w in _words("need needs needed require requires required necessary"))
 
 
+_TITLED = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|Professor|Judge|Officer|Captain)\.?\s+([A-Z][\w'-]+)")
+
+
+def _changed_titled_name(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` names a person by a title the answer gives another name ("Dr. Patel"
+    for "Dr. Alvarez"): a word cosine cannot tell two surnames apart, a title can."""
+    answer = _TITLED.findall(act.text)
+    for title, name in _TITLED.findall(exp.text):
+        if name.lower() in act.text.lower():
+            continue
+        for other_title, other in answer:
+            if other_title.rstrip(".") == title.rstrip(".") and other.lower() not in exp.text.lower():
+                return f"name: expected '{title}. {name}', answer has '{other_title}. {other}'"
+    return None
+
+
 def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:
     """Whether ``expected`` denies ``s`` with a verb of failure the answer says too, of an elided or
     adjectival subject: "3 tests failed" in "142 tests passed and 3 failed", "locked after failed
@@ -904,14 +936,31 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             return f"opposite: expected '{written}', answer says '{act.sides[others[0]]}'"
         if _ALL.search(exp.text):  # "all tests passed" is not "142 tests passed and 3 failed"
             return f"opposite: expected all '{written}', answer also says '{act.sides[others[0]]}'"
+        latest = _read_sides(act.text)[2][family]
+        if _STILL.search(exp.text) and latest != key:  # "was locked … I've unlocked it now"
+            return f"opposite: expected still '{written}', answer says '{act.sides[latest]}' last"
         about = _clauses_about(act, [s for s in exp.order if not _SIDE_OF.get(exp.surface[s].lower())])
         if about and not any(key in c.sides for c in about) and not _may_refer_back(act, key):
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}' of it"
+    return _denied_side(act, exp)
+
+
+def _denied_side(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` denies a side the answer says, in other words as well: "not admitted"
+    for "accepted", "not in stock" for "available"."""
+    denied_by_answer = _read_sides(act.text)[1]
+    for key, written in _read_sides(exp.text)[1].items():
+        if key in act.sides and key not in denied_by_answer and key not in exp.sides:
+            said = act.sides[key]
+            stems = [stem(w) for w in said.split()]
+            if all(t not in act.negated for t in stems):  # "your refund request has been declined"
+                return f"negated: expected '{written}', answer says '{said}'"
     return None
 
 
+_STILL = re.compile(r"\b(?:still|anymore|any longer)\b", re.IGNORECASE)
 _REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
 
 

@@ -10,9 +10,11 @@ The score is the best cosine between the expected text and the answer or any
 one of its sentences, so a long answer whose one sentence says the expected
 thing still matches; a short expected text is also compared with word windows
 of about its own length. Bag-of-words cosines are blind to negation and numbers,
-so the lexical backend's guards veto on top, with two of this backend's own: a value
-said in another role (``changed_role``), and a name the answer swaps for another
-entity, told from an alias by the names' word cosine (:meth:`EmbeddingsBackend.changed_name`).
+so the lexical backend's guards veto on top, with three of this backend's own: a value
+said in another role (``changed_role``), a name the answer swaps for another entity, told
+from an alias by the names' word cosine (`_changed_name`), and another word before the same
+noun whose word cosine says it names another thing (`_changed_modifier`: "the network team"
+for "the security team"). Those words are encoded in the one call that encodes the texts.
 """
 
 from __future__ import annotations
@@ -176,45 +178,45 @@ class EmbeddingsBackend:
         texts = [actual, *sentences] if len(sentences) > 1 else [actual]
         size = len(expected.split())
         spans = windows(sentences, size) if 0 < size <= SHORT else []
-        vectors = self.model().encode([expected, *texts, *spans], use_multiprocessing=False)
-        cosines = vectors[1:] @ vectors[0]
+        veto = guard(actual, expected) or changed_role(actual, expected)
+        # the names and words the word-vector vetoes compare, encoded in the same call as the texts
+        missing, others = changed_names(actual, expected) if veto is None else ([], [])
+        names = (missing, others) if missing and others else ([], [])
+        swaps = swapped_modifiers(actual, expected) if veto is None else []
+        words = [*names[0], *names[1], *(word for pair in swaps for word in pair)]
+        vectors = self.model().encode([expected, *texts, *spans, *words], use_multiprocessing=False)
+        compared = 1 + len(texts) + len(spans)
+        cosines = vectors[1:compared] @ vectors[0]
         best = int(cosines.argmax())
         value = min(1.0, max(0.0, float(cosines[best])))
         if best >= len(texts):
             where = f"the words {_clip(spans[best - len(texts)])!r}"
         else:
             where = "the whole answer" if best == 0 else f"sentence {best}"
-        veto = (
-            guard(actual, expected)
-            or changed_role(actual, expected)
-            or self.changed_name(actual, expected)
-            or self.changed_modifier(actual, expected)
-        )
+        if veto is None and words:
+            vector = dict(zip(words, vectors[compared:], strict=True))
+            veto = _changed_name(*names, vector) or _changed_modifier(swaps, vector)
         if veto is not None:
             return value * VETOED_AT_MOST, f"{veto} (cosine {value:.2f} with {where})"
         return value, f"cosine {value:.2f} with {where}"
 
-    def changed_name(self, actual: str, expected: str) -> str | None:
-        """A veto when a name of ``expected`` is missing and the answer names something else instead
-        that is not the same entity said another way (its word cosine is below :data:`ALIAS`)."""
-        missing, others = changed_names(actual, expected)
-        if not missing or not others:
-            return None
-        vectors = self.model().encode([*missing, *others], use_multiprocessing=False)
-        cosines = vectors[: len(missing)] @ vectors[len(missing) :].T
-        for i, name in enumerate(missing):
-            if float(cosines[i].max()) < ALIAS:
-                return f"name: expected '{name}', answer has {', '.join(repr(o) for o in others)}"
-        return None
 
-    def changed_modifier(self, actual: str, expected: str) -> str | None:
-        """A veto when the answer puts another word before a noun of ``expected`` ("the network team"
-        for "the security team") whose word cosine with the expected one is below :data:`MODIFIER`."""
-        for want, have in swapped_modifiers(actual, expected):
-            vectors = self.model().encode([want, have], use_multiprocessing=False)
-            if float(vectors[0] @ vectors[1]) < MODIFIER:
-                return f"changed word: expected '{want}', answer has '{have}'"
-        return None
+def _changed_name(missing: list[str], others: list[str], vector: dict[str, Any]) -> str | None:
+    """A veto when a name of ``expected`` is missing and the answer names something else instead
+    that is not the same entity said another way (its word cosine is below :data:`ALIAS`)."""
+    for name in missing:
+        if max(float(vector[name] @ vector[other]) for other in others) < ALIAS:
+            return f"name: expected '{name}', answer has {', '.join(repr(o) for o in others)}"
+    return None
+
+
+def _changed_modifier(swaps: list[tuple[str, str]], vector: dict[str, Any]) -> str | None:
+    """A veto when the answer puts another word before a noun of ``expected`` ("the network team"
+    for "the security team") whose word cosine with the expected one is below :data:`MODIFIER`."""
+    for want, have in swaps:
+        if float(vector[want] @ vector[have]) < MODIFIER:
+            return f"changed word: expected '{want}', answer has '{have}'"
+    return None
 
 
 EMBEDDINGS = EmbeddingsBackend()

@@ -452,6 +452,20 @@ def test_a_person_named_by_a_title_is_compared_by_name() -> None:
     assert guard(answer, "appointment with Dr Alvarez") is None
 
 
+def test_no_loss_denies_the_loss_not_what_was_kept() -> None:
+    answer = "Only the PDF export is slow, and no data has been lost."
+    assert guard(answer, "all data remains intact") is None
+    assert guard(answer, "data was lost") == "negated: 'no … lost'"
+    assert guard(answer, "no data lost") is None
+    assert analyse("No customer records were affected.").negated == {"affect": "No … affected"}
+
+
+def test_a_denial_until_something_happens_is_a_delay() -> None:
+    answer = "Your shipment is being held at customs. Once you pay the duty, it will be released."
+    assert guard(answer, "the package won't be released until the duty is paid") is None
+    assert guard("It was released yesterday.", "it won't be released") is not None
+
+
 def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("I've issued a full refund.", "the refund was denied") == (
         "not negated: expected 'refund … denied', answer says 'refund'"

@@ -422,6 +422,12 @@ def _shape(code: str) -> str:
     return "".join("9" if ch.isdigit() else "a" for ch in code)
 
 
+# "no data has been lost", "no customers were affected": "no" denies the loss, not the noun.
+_NO_LOSS = re.compile(
+    r"\b[Nn]o (?:(?P<adjective>\w+) )??(?P<noun>\w+) "
+    r"(?:has |have |was |were |is |are |will be |had )?(?:been )?"
+    r"(?:lost|deleted|affected|damaged|harmed|compromised|exposed|leaked|corrupted|impacted|missing)\b"
+)
 _Token = tuple[str, str, str, str]  # kind, key, extra (as _classify), the token as written
 
 
@@ -488,6 +494,12 @@ def analyse(text: str) -> Analysis:
     old, future, past = _read_clauses(
         text, order, surface, positive, negated, numbers, names, core, conditional
     )
+    for match in _NO_LOSS.finditer(text):  # "no data has been lost": the data is there, the loss is not
+        for word in (match["adjective"], match["noun"]):
+            noun = stem(word.lower()) if word else ""
+            if negated.get(noun, "").lower().startswith("no"):
+                del negated[noun]
+                positive.add(noun)
     return Analysis(
         tuple(order),
         surface,
@@ -579,12 +591,9 @@ def _read_clauses(
             word == "yet" and r.adjacent
         ):
             # a clause ends (not at the "yet" of "not yet available": that is one cue)
-            r.boundary(kind is _COMMA)
-            r.in_condition = kind is _CONTRAST_WORD and word in _CONDITIONS
+            r.boundary(kind is _COMMA, word)
             changed = changed and kind is _COMMA  # "rose by 2%, from $610 to $616"
-    r.end_cue()
-    positive.update(w for w, _ in r.pending)
-    conditional.difference_update(r.asserted)
+    r.finish(conditional)
     future = r.tenses["future"] - r.tenses["past"] - r.tenses[""]
     return frozenset(old - current), frozenset(future), frozenset(r.tenses["past"])
 
@@ -608,6 +617,8 @@ class _Reader:
         "cue",
         "cue_core",
         "cue_phrase",
+        "delayed",
+        "denied_here",
         "held",
         "in_condition",
         "last_number",
@@ -629,6 +640,8 @@ class _Reader:
         self.asserted: set[str] = set()  # content words said outside a condition
         self.tense = ""  # "future" after "will" in this clause, "past" after "already"/"was"/"been"
         self.tenses: dict[str, set[str]] = {"": set(), "future": set(), "past": set()}  # words by tense
+        self.denied_here: list[str] = []  # words a verbal cue denies in this clause
+        self.delayed: set[str] = set()  # ... when "until" follows: denied only for a while
         # Content words of the current clause not under a negation, positive when the clause ends (and
         # negated too if a verbal cue follows them in the clause).
         self.pending: list[tuple[str, str]] = []
@@ -650,6 +663,7 @@ class _Reader:
         self.pending.clear()
         self.subject, self.subject_open, self.held = [], True, []
         self.tense = ""
+        self.denied_here = []
 
     def stopword(self, word: str, prev: str, tok: str) -> None:
         self.last_skip, self.last_number = word, False
@@ -706,6 +720,8 @@ class _Reader:
                 _deny(self.pending, self.negated, cue)
         if word not in self.negated:
             self.negated[word] = f"{cue} {tok}" if was_adjacent else f"{cue} … {tok}"
+        if not self.cue_phrase:
+            self.denied_here.append(word)
         self.reach -= 1
         if self.reach == 0:
             self.cue = None
@@ -741,11 +757,22 @@ class _Reader:
             _deny(self.pending, self.negated, self.cue)
         self.cue = None
 
-    def boundary(self, comma: bool) -> None:
+    def boundary(self, comma: bool, word: str) -> None:
         if not comma or self.cue_phrase:  # a verbal cue reaches past a comma, a phrase cue does not
             self.end_cue()
+        if word == "until":  # "won't be released until the duty is paid": a delay, not a denial
+            self.delayed.update(self.denied_here)
         self.adjacent = False
         self.new_clause()
+        self.in_condition = word in _CONDITIONS
+
+    def finish(self, conditional: set[str]) -> None:
+        """At the end of the text: what is pending is said; a word said in a condition and outside
+        one is said; a word denied only until something happens is not denied."""
+        self.end_cue()
+        self.positive.update(w for w, _ in self.pending)
+        conditional.difference_update(self.asserted)
+        conditional.update(self.delayed)
 
 
 def _deny(pending: list[tuple[str, str]], negated: dict[str, str], by: str) -> None:
@@ -835,6 +862,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             and s in exp.core
             and t not in act.negated
             and t not in act.conditional  # "if a spot opens up" does not say there are open seats
+            and s not in exp.conditional  # "won't be released until the duty is paid": a delay
             and not _denied_alike(s, act, exp)
         ):
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
@@ -952,7 +980,8 @@ def _denied_side(act: Analysis, exp: Analysis) -> str | None:
     for "accepted", "not in stock" for "available"."""
     denied_by_answer = _read_sides(act.text)[1]
     for key, written in _read_sides(exp.text)[1].items():
-        if key in act.sides and key not in denied_by_answer and key not in exp.sides:
+        delayed = any(stem(w) in exp.conditional for w in written.split()[1:])  # "not released until …"
+        if key in act.sides and key not in denied_by_answer and key not in exp.sides and not delayed:
             said = act.sides[key]
             stems = [stem(w) for w in said.split()]
             if all(t not in act.negated for t in stems):  # "your refund request has been declined"

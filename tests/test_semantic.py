@@ -466,6 +466,31 @@ def test_a_denial_until_something_happens_is_a_delay() -> None:
     assert guard("It was released yesterday.", "it won't be released") is not None
 
 
+def test_a_lack_said_by_expected_may_be_said_by_a_negation_of_something_else() -> None:
+    answer = "The front door is locked, but the garage door is open — it didn't respond to the close command."
+    assert guard(answer, "the garage door failed to close when commanded") is None
+    assert (
+        guard("After reviewing your file, we are unable to approve your loan.", "your loan was turned down")
+        is None
+    )
+    # ... but not when the negated word is the lack itself, or the negation is about the word
+    assert (
+        guard("Only export is slow, and no data has been lost.", "some customer data has been lost")
+        is not None
+    )
+    assert guard("I cannot offer a refund.", "refund issued") is not None
+
+
+def test_a_range_and_a_pronoun_carry_the_value_for_the_role_veto() -> None:
+    assert (
+        changed_role("I scaled the deployment from 3 to 8 replicas.", "it went from three replicas to eight")
+        is None
+    )
+    assert changed_role("Expect 14 to 20 inches of snow.", "14-20 inches of snow") is None
+    answer = "There were 1,284 orders placed in March, and 37 of them were refunded."
+    assert changed_role(answer, "37 orders refunded") is None
+
+
 def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("I've issued a full refund.", "the refund was denied") == (
         "not negated: expected 'refund … denied', answer says 'refund'"

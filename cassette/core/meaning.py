@@ -307,8 +307,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "daypart": (
         "morning mornings",
         "afternoon afternoons",
-        "evening evenings tonight",
-        "night nights overnight",
+        "evening evenings tonight night nights overnight",
     ),
     "paid": ("paid", "unpaid is_due are_due still_due outstanding owed"),
     "price": (
@@ -847,7 +846,8 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             continue
         want_pos, want_neg = s in exp.positive, s in exp.negated
         if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
-            negation = f"negated: '{act.negated[t]}'"
+            if t in act.core or not _says_a_lack(exp) or _is_lack(t, act.surface[t]):
+                negation = f"negated: '{act.negated[t]}'"
         elif want_pos and s in exp.past and t in act.future:
             # "your card has already been charged" is not "your card will be charged when they ship"
             negation = f"tense: expected '{exp.surface[s]}' as done, answer says 'will … {act.surface[t]}'"
@@ -915,6 +915,18 @@ def _changed_titled_name(act: Analysis, exp: Analysis) -> str | None:
             if other_title.rstrip(".") == title.rstrip(".") and other.lower() not in exp.text.lower():
                 return f"name: expected '{title}. {name}', answer has '{other_title}. {other}'"
     return None
+
+
+def _is_lack(word: str, written: str) -> bool:
+    """Whether a word says something is missing, failed or refused ("lost", "failed", "unpaid")."""
+    return word in _DENYING or any(not key.endswith(":0") for key in _SIDE_OF.get(written.lower(), ()))
+
+
+def _says_a_lack(exp: Analysis) -> bool:
+    """Whether ``expected`` itself says something is missing, failed or refused ("Columbus out of
+    stock", "bag missed the connection"): a word the answer names only under a negation it does not
+    govern first ("none in Columbus", "didn't make the connection") may then be said alike."""
+    return any(not key.endswith(":0") for key in exp.sides) or any(s in _DENYING for s in exp.order)
 
 
 def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:
@@ -1198,7 +1210,7 @@ def _spelled_out(name: str, text: str) -> bool:
 _VALUE, _WORD, _GAP, _END = "v", "w", "g", "e"
 # Words a value is read with ("7:30 pm", "$6 million"): one value, not a word attached to it.
 _UNITS = frozenset(_words("am pm million millions billion billions thousand cents percent"))
-_PARTITIVE = frozenset({"of", "out"})
+_PARTITIVE = frozenset({"of", "out", "to"})  # "2 of 5 nodes", "from 3 to 8 replicas": one run
 
 
 @lru_cache(maxsize=4096)
@@ -1239,7 +1251,11 @@ def _values_before(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
 
 def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis) -> bool:
     """Whether the answer attaches value ``key`` to another word of ``expected`` that carries no other
-    value in the answer: "3 failed" in "142 tests passed and 3 failed" says "3 tests failed"."""
+    value in the answer ("3 failed" in "142 tests passed and 3 failed" says "3 tests failed"), or to
+    a pronoun that may stand for the expected word ("1,284 orders …, and 37 of them were refunded")."""
+    for n, slot in enumerate(act[:-2]):
+        if slot == (_VALUE, key) and act[n + 1] == (_GAP, "of") and act[n + 2][1] in _REFERRING:
+            return True
     carriers: dict[str, list[list[str]]] = {}
     for n, (kind, word) in enumerate(act):
         if kind is _WORD:

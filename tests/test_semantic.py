@@ -177,7 +177,7 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
         (
             "The key will stop working today.",
             "the key still works",
-            "opposite: expected 'still works', answer says 'stop working'",
+            "negated: 'stop working'",  # 'stop' denies what it governs; the families agree
         ),
         (
             "Returns are free of charge.",
@@ -489,6 +489,63 @@ def test_a_range_and_a_pronoun_carry_the_value_for_the_role_veto() -> None:
     assert changed_role("Expect 14 to 20 inches of snow.", "14-20 inches of snow") is None
     answer = "There were 1,284 orders placed in March, and 37 of them were refunded."
     assert changed_role(answer, "37 orders refunded") is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            "I posted the notes to #eng-announcements. I did not send them to #general.",
+            "the notes were posted to #product-updates",
+            "expected '#product-updates', answer has '#eng-announcements'",
+        ),
+        (
+            "11 of the 12 tasks succeeded, and the load_inventory task failed.",
+            "the load_orders task failed",
+            "expected 'load_orders', answer has 'load_inventory'",
+        ),
+        (
+            "Two of the three interviewers flagged weak system design.",
+            "all three interviewers flagged weak system design",
+            "expected all, answer says 'Two of … three'",
+        ),
+        (
+            "I switched the thermostat from cooling to heating mode.",
+            "the thermostat is in cooling mode",
+            "expected 'cooling', answer has it only as what changed ('cooling')",
+        ),
+        (
+            "I changed your monthly donation from $30 to $45.",
+            "the monthly donation was reduced",
+            "opposite: expected 'reduced', answer says 'changed your monthly donation from $30 to $45'",
+        ),
+        (
+            "Bulk item pickup requires an appointment.",
+            "bulk pickup no longer requires an appointment",
+            "not negated: expected 'no longer requires', answer says 'requires'",
+        ),
+        (
+            "Congratulations, you've been admitted to the program.",
+            "you were waitlisted for the program",
+            "opposite: expected 'waitlisted', answer says 'admitted'",
+        ),
+        (
+            "Cancelled. I rebooked you departing tomorrow at 11:40 AM, and a hotel is booked tonight.",
+            "the new flight departs today at 11:40 AM",
+            "opposite: expected 'today', answer says 'tomorrow' of it",
+        ),
+    ],
+)
+def test_identifiers_parts_old_values_and_changes_are_read(actual: str, expected: str, reason: str) -> None:
+    assert guard(actual, expected) == reason
+
+
+def test_what_a_change_left_behind_may_still_be_said_as_the_past() -> None:
+    assert guard("I moved you from the Basic plan to Pro.", "you were on the Basic plan") is None
+    assert guard("Open from 9 am to 5 pm.", "open from 9 am") is None  # a range, not a change
+    assert (
+        guard("I've disabled the old key; it will stop working today.", "the old key no longer works") is None
+    )
 
 
 def test_the_subject_of_denied_or_failed_is_denied() -> None:

@@ -54,6 +54,7 @@ _NEGATIONS = frozenset(
     _words(
         """
     not no never cannot nor neither without except excluding unable refuse refuses refused refusing none
+    stop stops stopped ceased ceases
     nothing nobody
     nowhere cant wont dont doesnt didnt isnt arent wasnt werent shouldnt wouldnt couldnt havent hasnt
     hadnt mustnt
@@ -243,7 +244,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
         "refuses forbidden prohibited turned_down",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
-        "awaiting_approval awaiting_a_decision",
+        "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist",
     ),
     "refund": (
         "refund refunded refunds refunding reimbursed credited_back",
@@ -339,6 +340,12 @@ for _neutral in (
 for _refusal in ("declined", "declines", "declining"):
     for _object in _words("the your a an my our their his her its this that these those"):
         _SIDE_OF[f"{_refusal}_{_object}"] = ("decision:1",)
+# A change of value with its verb: the direction it says, as the "level" family ("from $30 to $45" rose).
+_CHANGE_FROM_TO = re.compile(
+    r"\b(?:changed|moved|raised|increased|lowered|reduced|cut|dropped|rose|fell|scaled|bumped|updated|went)"
+    r"\b[^.;]{0,40}?\bfrom [$€£]?(?P<old>\d[\d,]*(?:\.\d+)?)%? to [$€£]?(?P<new>\d[\d,]*(?:\.\d+)?)",
+    re.IGNORECASE,
+)
 _LONGEST_SIDE = max(form.count("_") + 1 for form in _SIDE_OF)
 _SIDE_FIRST = frozenset(form.split("_", 1)[0] for form in _SIDE_OF)  # most words start no side: skip them
 _SIDE_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[.!?;:,]")  # a number reads as "#": "up 8%"
@@ -392,6 +399,12 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
         for key in keys:
             found.setdefault(key, said)
             latest[key.partition(":")[0]] = key
+    for change in _CHANGE_FROM_TO.finditer(text):  # "changed your donation from $30 to $45" went up
+        before, after = (float(_number(v).rstrip("%")) for v in change.group("old", "new"))
+        if before != after:
+            key = "level:0" if after > before else "level:1"
+            found.setdefault(key, change.group(0))
+            latest["level"] = key
     return found, denied, latest
 
 
@@ -403,21 +416,37 @@ _UNIT_SUFFIX = re.compile(
 )
 
 
-def _codes(text: str) -> dict[str, str]:
-    """The codes of letters and digits ``text`` writes, lowercased, as written.
+# An identifier a tool names: a channel or handle ("#eng-announcements", "@ops"), a snake_case name
+# ("load_inventory"), a file ("Q2_Summary.pdf").
+_IDENTIFIER = re.compile(
+    r"(?<![\w#@])[#@][A-Za-z][\w-]*|\b[A-Za-z]\w*_\w+\b|\b[\w-]+\.(?:pdf|csv|xlsx?|docx?|json|ya?ml|txt|py|sql)\b"
+)
 
-    >>> _codes("Gate B12, seat 14C, boarding at 10am.")
-    {'b12': 'B12', '14c': '14C'}
+
+def _codes(text: str) -> dict[str, str]:
+    """The codes of letters and digits and the identifiers ``text`` writes, lowercased, as written.
+
+    >>> _codes("Gate B12, seat 14C, boarding at 10am; posted to #eng-announcements.")
+    {'b12': 'B12', '14c': '14C', '#eng-announcements': '#eng-announcements'}
     """
     found: dict[str, str] = {}
     for code in _CODE.findall(text):
         if not _UNIT_SUFFIX.fullmatch(code.lower()):
             found.setdefault(code.lower(), code)
+    for name in _IDENTIFIER.findall(text):
+        found.setdefault(name.lower(), name)
     return found
 
 
 def _shape(code: str) -> str:
-    """Letters as "a", digits as "9": "B12" and "C12" have one shape, "4D" another."""
+    """Letters as "a", digits as "9": "B12" and "C12" have one shape, "4D" another; an identifier's
+    shape is its kind ("#" channel, "@" handle, "_" name, a file's extension)."""
+    if code[0] in "#@":
+        return code[0]
+    if "." in code:
+        return code.rsplit(".", 1)[1]
+    if "_" in code:
+        return "_"
     return "".join("9" if ch.isdigit() else "a" for ch in code)
 
 
@@ -564,8 +593,7 @@ def _read_clauses(
         last_value = ""
         if kind is content:
             was_adjacent, r.adjacent = r.adjacent, False
-            if was_adjacent and word in _IDIOMS:
-                r.cue = None
+            if was_adjacent and r.extends_cue(word):
                 continue
             if payload:
                 names.setdefault(payload, tok)
@@ -725,6 +753,17 @@ class _Reader:
         if self.reach == 0:
             self.cue = None
 
+    def extends_cue(self, word: str) -> bool:
+        """Whether the word right after a cue is part of it: "no problem" cancels it, "no longer"
+        makes "no" a verbal cue ("no longer requires an appointment")."""
+        if word in _IDIOMS:
+            self.cue = None
+            return True
+        if word == "longer" and self.cue is not None and self.cue.lower() == "no":
+            self.cue, self.cue_phrase, self.adjacent = f"{self.cue} longer", False, True
+            return True
+        return False
+
     def negation(self, word: str, payload: str, tok: str, prev: str) -> None:
         """A negation cue: it governs what follows, or denies the word before it ("you owe nothing",
         "peanut-free")."""
@@ -827,7 +866,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
                 veto = veto or f"expected '{written}', answer has {found}"
             elif key in act.old and key not in exp.old:
                 veto = veto or f"expected '{written}', answer has it only as what changed ('{have[key]}')"
-    veto = veto or _changed_code(act, exp) or _changed_titled_name(act, exp)
+    veto = veto or _changed_code(act, exp) or _changed_titled_name(act, exp) or _not_all(act, exp)
     opposite = _opposite(act, exp)
     missing: list[str] = []
     negation: str | None = None
@@ -848,6 +887,11 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
         if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
             if t in act.core or not _says_a_lack(exp) or _is_lack(t, act.surface[t]):
                 negation = f"negated: '{act.negated[t]}'"
+        elif (
+            t in _old_words(act.text) and s not in _old_words(exp.text) and s not in exp.past and not want_neg
+        ):
+            # "the thermostat is in cooling mode" is not "switched it from cooling to heating mode"
+            negation = f"expected '{exp.surface[s]}', answer has it only as what changed ('{act.surface[t]}')"
         elif want_pos and s in exp.past and t in act.future:
             # "your card has already been charged" is not "your card will be charged when they ship"
             negation = f"tense: expected '{exp.surface[s]}' as done, answer says 'will … {act.surface[t]}'"
@@ -877,6 +921,9 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").
 _CLAUSE_END = re.compile(r"[.!?;\n]+|\s(?:but|however|whereas|although|while)\s", re.IGNORECASE)
+# ... and for the states of `_opposite`, also at ", and" / ", so" ("departing tomorrow at 11:40, and a
+# hotel tonight"): a state is said of its own clause, a negation may reach past the comma.
+_STATE_CLAUSE_END = re.compile(rf"{_CLAUSE_END.pattern}|,\s+(?:and|so)\s", re.IGNORECASE)
 
 
 def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]]) -> str | None:
@@ -899,6 +946,46 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
 # Words whose negation is about the next word it governs: "no need to arrive early" says "do not
 # arrive early", as "you will not need to choose a password" says "you will not choose one".
 _PASSING_ON = frozenset(stem(w) for w in _words("need needs needed require requires required necessary"))
+
+
+# "switched it from cooling to heating mode", "moved you from the Basic plan to Pro": the old word.
+_FROM_WORD_TO = re.compile(
+    r"\b(?:changed|moved|switched|converted|upgraded|downgraded|updated|transferred|migrated|set)\b"
+    r"[^.;]{0,40}?\bfrom (?:the |your |a |an )?(?P<word>[^\W\d_][\w'-]*) (?:\w+ )?to\b",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=4096)
+def _old_words(text: str) -> frozenset[str]:
+    """The stems ``text`` names only as what a change left behind ("from cooling to heating")."""
+    found = set()
+    for match in _FROM_WORD_TO.finditer(text):
+        word = match["word"]
+        if len(re.findall(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)) == 1:
+            found.add(stem(word.lower()))
+    return frozenset(found)
+
+
+_COUNT = r"\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+_PART_OF = re.compile(
+    rf"\b({_COUNT}) (?:out )?of (?:the |its |their |all |our |your )?({_COUNT})\b", re.IGNORECASE
+)
+
+
+def _not_all(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says all ("all three interviewers", "every task") and the answer says
+    a part ("two of the three interviewers", "11 of the 12 tasks")."""
+    if not _ALL.search(exp.text):
+        return None
+    for part, whole in _PART_OF.findall(act.text):
+        if _count(part) != _count(whole):
+            return f"expected all, answer says '{part} of … {whole}'"
+    return None
+
+
+def _count(word: str) -> str:
+    return _NUMBER_WORDS.get(word.lower()) or _number(word)
 
 
 _TITLED = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|Professor|Judge|Officer|Captain)\.?\s+([A-Z][\w'-]+)")
@@ -979,7 +1066,8 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         latest = _read_sides(act.text)[2][family]
         if _STILL.search(exp.text) and latest != key:  # "was locked … I've unlocked it now"
             return f"opposite: expected still '{written}', answer says '{act.sides[latest]}' last"
-        about = _clauses_about(act, [s for s in exp.order if not _SIDE_OF.get(exp.surface[s].lower())])
+        words = [s for s in exp.order if not _SIDE_OF.get(exp.surface[s].lower())]
+        about = _clauses_about(act, words, _STATE_CLAUSE_END)
         if about and not any(key in c.sides for c in about) and not _may_refer_back(act, key):
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
             if said is not None:
@@ -1008,7 +1096,7 @@ _REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
 def _may_refer_back(act: Analysis, key: str) -> bool:
     """Whether a clause saying side ``key`` has a pronoun that may stand for what ``expected`` is about
     ("your account was locked … I've unlocked it now")."""
-    for clause in _CLAUSE_END.split(act.text):
+    for clause in _STATE_CLAUSE_END.split(act.text):
         if key in _sides(clause) and _REFERRING.intersection(clause.lower().split()):
             return True
     return False
@@ -1017,11 +1105,12 @@ def _may_refer_back(act: Analysis, key: str) -> bool:
 _ALL = re.compile(r"\b(?:all|every|both|each)\b", re.IGNORECASE)
 
 
-def _clauses_about(act: Analysis, words: list[str]) -> list[Analysis]:
-    """The clauses of the answer that share the most of ``words`` (stems; at least one) with it."""
+def _clauses_about(act: Analysis, words: list[str], ends: re.Pattern[str] = _CLAUSE_END) -> list[Analysis]:
+    """The clauses of the answer (split at ``ends``) that share the most of ``words`` (stems; at least
+    one) with it."""
     best: list[Analysis] = []
     most = 1
-    for clause in (analyse(c) for c in _CLAUSE_END.split(act.text) if c.strip()):
+    for clause in (analyse(c) for c in ends.split(act.text) if c.strip()):
         shared = sum(_find(w, clause) is not None for w in words)
         if shared >= most:
             best, most = ([] if shared > most else best), shared

@@ -548,6 +548,14 @@ def test_what_a_change_left_behind_may_still_be_said_as_the_past() -> None:
     )
 
 
+def test_a_duration_said_in_other_units_is_the_same_value() -> None:
+    assert guard("It keeps the last 14 days of dumps.", "two weeks of dumps are kept") is None
+    assert guard("Approved at 7.9% over 48 months.", "a four-year term") is None
+    assert guard("The call lasted 90 minutes.", "a call of 2 hours") == "expected '2', answer has '90'"
+    assert guard("The call lasted 120 minutes.", "a call of 2 hours") is None
+    assert guard("It lasts 10 days.", "it lasts two weeks") == "expected 'two', answer has '10'"
+
+
 def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("I've issued a full refund.", "the refund was denied") == (
         "not negated: expected 'refund … denied', answer says 'refund'"

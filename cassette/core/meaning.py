@@ -863,7 +863,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
     veto: str | None = None
     for wanted, have in ((exp.numbers, act.numbers), (exp.names, act.names)):
         for key, written in wanted.items():
-            if key not in have:
+            if key not in have and key not in _same_durations(exp.text, act.text):
                 found = ", ".join(f"'{w}'" for w in have.values()) or "none"
                 veto = veto or f"expected '{written}', answer has {found}"
             elif key in act.old and key not in exp.old:
@@ -967,6 +967,34 @@ def _old_words(text: str) -> frozenset[str]:
         if len(re.findall(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)) == 1:
             found.add(stem(word.lower()))
     return frozenset(found)
+
+
+# A duration and the units it is also said in: "two weeks" is 14 days, "four years" 48 months.
+_DURATION = re.compile(
+    r"\b(\d+(?:\.\d+)?|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)[ -]"
+    r"(day|week|month|year|hour|minute)s?\b",
+    re.IGNORECASE,
+)
+_IN_BASE = {"day": ("day", 1), "week": ("day", 7), "month": ("month", 1), "year": ("month", 12)}
+_IN_BASE |= {"minute": ("minute", 1), "hour": ("minute", 60)}
+
+
+@lru_cache(maxsize=4096)
+def _durations(text: str) -> dict[tuple[str, float], str]:
+    """(base unit, amount) of each duration ``text`` says -> the number it is written with."""
+    found: dict[tuple[str, float], str] = {}
+    for amount, unit in _DURATION.findall(text):
+        number = "1" if amount.lower() in ("a", "an", "one") else _count(amount)
+        base, factor = _IN_BASE[unit.lower()]
+        found.setdefault((base, float(number) * factor), number)
+    return found
+
+
+def _same_durations(expected: str, actual: str) -> frozenset[str]:
+    """The numbers of ``expected`` that give a duration the answer says in other units ("two weeks"
+    for "the last 14 days"): no changed number."""
+    said = _durations(actual)
+    return frozenset(number for amount, number in _durations(expected).items() if amount in said)
 
 
 _COUNT = r"\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"

@@ -371,9 +371,9 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
     denied: dict[str, str] = {}
     latest: dict[str, str] = {}
     lowered = text.replace("’", "'").lower()
-    raw = _SIDE_TOKEN.findall(
-        _FREE_OF.sub("", lowered) if "-free" in lowered else lowered
-    )  # "fee-free": no price
+    if "-free" in lowered:  # "fee-free" says no price
+        lowered = _FREE_OF.sub("", lowered)
+    raw = _SIDE_TOKEN.findall(lowered)
     words = ["#" if w[0].isdigit() else w for w in raw]
     clause_start = 0
     skip_to = 0  # past the words of a phrase already read ("free of charge" is not also "charge")

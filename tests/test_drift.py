@@ -374,6 +374,11 @@ def test_compare_text_guards_and_meaning() -> None:
     # another state or an antonym flips the meaning as a negation does: not a changed number
     assert compare_text("Your claim was approved.", "Your claim was denied.")[0] == "negated"
     assert compare_text("You are in the small room.", "You are in the large room.")[0] == "negated"
+    assert (
+        compare_text("Your card was already charged.", "Your card will be charged when it ships.")[0]
+        == "negated"
+    )
+    assert compare_text("Boarding is at gate B12.", "Boarding is at gate C12.")[0] == "numbers"
     assert compare_text("The capital of France is Paris.", "Paris is the capital of France.")[0] == "reworded"
     category, score, reason = compare_text("The capital of France is Paris.", "Bananas are yellow.")
     assert category == "changed" and score is not None and score < 0.6 and "missing" in reason

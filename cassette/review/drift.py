@@ -9,8 +9,8 @@ changed are still compared by output. Each changed pair gets one category:
 ``error``                 an error response (HTTP 4xx/5xx, a tool that raised) appeared, went or changed
 ``tools``                 the model called other tools, other argument keys, or in another order
 ``shape``                 finish reason, truncation, or the shape of a structured (JSON) output changed
-``negated``               the answer now says the opposite (negation, opposite-state and antonym guards)
-``numbers``               a number, amount, weekday or month changed (exact guard)
+``negated``               the answer now says the opposite (negation, opposite-state, antonym, tense guards)
+``numbers``               a number, amount, date, code or name changed (exact guard)
 ``changed``               the answer means something else (``semantic_match`` fails)
 ``reworded``              same meaning in other words (``semantic_match`` passes)
 ``volatile-only``         only ids, timestamps, fingerprints, usage and other volatile fields changed
@@ -75,7 +75,7 @@ DESCRIPTIONS: dict[str, str] = {
     "tools": "other tools called, other argument keys, or another call order",
     "shape": "finish reason, truncation or structured-output shape changed",
     "negated": "the answer now says the opposite",
-    "numbers": "a number, amount, weekday or month changed",
+    "numbers": "a number, amount, date, code or name changed",
     "changed": "the answer means something else",
     "reworded": "same meaning, other words",
     "volatile-only": "only ids, timestamps, fingerprints and usage changed",
@@ -279,9 +279,11 @@ class _Verdict:
 
 
 def _guard_category(reason: str) -> str:
-    """The drift category of a guard's veto: a flipped meaning (a negation, another state, an antonym)
-    or a changed value (a number, a date, a value in another role)."""
-    return "negated" if reason.startswith(("negated", "not negated", "opposite")) else "numbers"
+    """The drift category of a guard's veto: a flipped meaning (a negation, another state, an antonym,
+    done against to come, happened against only if) or a changed value (a number, a date, a code, a
+    name, a value in another role)."""
+    flipped = ("negated", "not negated", "opposite", "tense", "condition")
+    return "negated" if reason.startswith(flipped) else "numbers"
 
 
 def _bare(text: str) -> str:

@@ -80,7 +80,7 @@ def antonym_pairs(source: Path) -> set[frozenset[str]]:
     pairs: set[frozenset[str]] = set()
     for path in sorted((source / "src/yaml").glob("entries-*.yaml")):
         with path.open(encoding="utf-8") as f:
-            entries = yaml.load(f, Loader=getattr(yaml, "CLoader", yaml.SafeLoader))
+            entries = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         for lemma, by_pos in entries.items():
             for entry in by_pos.values():
                 for sense in entry.get("sense", ()):

@@ -351,22 +351,16 @@ _SIDE_FIRST = frozenset(form.split("_", 1)[0] for form in _SIDE_OF)  # most word
 _SIDE_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[.!?;:,]")  # a number reads as "#": "up 8%"
 
 
-def _sides(text: str) -> dict[str, str]:
-    """The opposite-state sides ``text`` says positively: ``{"decision:1": "denied"}``.
-
-    A side word after a negation in its clause ("not available") is left to the negation guard.
-
-    >>> _sides("Your claim was denied; the item is not available.")
-    {'decision:1': 'denied'}
-    """
-    return _read_sides(text)[0]
-
-
 @lru_cache(maxsize=4096)
 def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
-    """The sides ``text`` says positively (see `_sides`), the sides it denies ("not available":
-    ``{"stock:0": "not available"}``), and the side each family is said in last (``{"stock":
-    "stock:1"}``: "was in stock, now sold out")."""
+    """The opposite-state sides ``text`` says positively (``{"decision:1": "denied"}``), the sides it
+    denies with a verbal cue (``{"stock:0": "not available"}``: left to the negation guard as a
+    contradiction of its own word, read here for other words of the side), and the side each family
+    is said in last (``{"stock": "stock:1"}``: "was in stock, now sold out").
+
+    >>> _read_sides("Your claim was denied; the item is not available.")
+    ({'decision:1': 'denied'}, {'stock:0': 'not available'}, {'decision': 'decision:1'})
+    """
     found: dict[str, str] = {}
     denied: dict[str, str] = {}
     latest: dict[str, str] = {}
@@ -932,7 +926,8 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
 
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").
-_CLAUSE_END = re.compile(r"[.!?;\n]+|\s(?:but|however|whereas|although|while)\s", re.IGNORECASE)
+_SENTENCE = re.compile(r"[.!?;\n]+")  # where a sentence ends, for the antonym guard
+_CLAUSE_END = re.compile(rf"{_SENTENCE.pattern}|\s(?:but|however|whereas|although|while)\s", re.IGNORECASE)
 # ... and for the states of `_opposite`, also at ", and" / ", so" ("departing tomorrow at 11:40, and a
 # hotel tonight"): a state is said of its own clause, a negation may reach past the comma.
 _STATE_CLAUSE_END = re.compile(rf"{_CLAUSE_END.pattern}|,\s+(?:and|so)\s", re.IGNORECASE)
@@ -1194,13 +1189,18 @@ _REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
 def _may_refer_back(act: Analysis, key: str) -> bool:
     """Whether a clause saying side ``key`` has a pronoun that may stand for what ``expected`` is about
     ("your account was locked … I've unlocked it now")."""
-    for clause in _STATE_CLAUSE_END.split(act.text):
-        if key in _sides(clause) and _REFERRING.intersection(clause.lower().split()):
-            return True
-    return False
+    return any(
+        key in clause.sides and _REFERRING.intersection(clause.text.lower().split())
+        for clause in _clauses(act.text, _STATE_CLAUSE_END)
+    )
 
 
 _ALL = re.compile(r"\b(?:all|every|both|each)\b", re.IGNORECASE)
+
+
+def _clauses(text: str, ends: re.Pattern[str]) -> list[Analysis]:
+    """The analyses of the non-empty pieces of ``text`` split at ``ends`` (sentences, clauses)."""
+    return [analyse(piece) for piece in ends.split(text) if piece.strip()]
 
 
 def _clauses_about(act: Analysis, words: list[str], ends: re.Pattern[str] = _CLAUSE_END) -> list[Analysis]:
@@ -1208,7 +1208,7 @@ def _clauses_about(act: Analysis, words: list[str], ends: re.Pattern[str] = _CLA
     one) with it."""
     best: list[Analysis] = []
     most = 1
-    for clause in (analyse(c) for c in ends.split(act.text) if c.strip()):
+    for clause in _clauses(act.text, ends):
         shared = sum(_find(w, clause) is not None for w in words)
         if shared >= most:
             best, most = ([] if shared > most else best), shared
@@ -1251,9 +1251,6 @@ def _degree_base(word: str) -> str | None:
     return None
 
 
-_SENTENCE = re.compile(r"[.!?;\n]+")
-
-
 def _antonym(act: Analysis, exp: Analysis) -> str | None:
     """A veto when the answer says the antonym of an expected word instead of it ("the large room" for
     "the small room", "a senior engineer" for "a junior engineer"), in a sentence with another word
@@ -1276,11 +1273,10 @@ def _beside(word: str, others: list[str], text: str) -> bool:
     """Whether a sentence of ``text`` says ``word`` and one of ``others`` (stems); true if none are given."""
     if not others:
         return True
-    for sentence in _SENTENCE.split(text):
-        said = analyse(sentence)
-        if word in said.surface and any(_find(o, said) is not None for o in others):
-            return True
-    return False
+    return any(
+        word in said.surface and any(_find(o, said) is not None for o in others)
+        for said in _clauses(text, _SENTENCE)
+    )
 
 
 @lru_cache(maxsize=4096)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from cassette import (
     hookimpl,
     semantic_match,
 )
+from cassette.core import meaning
 from cassette.core.meaning import analyse, antonyms, changed_role, guard, stem
 from cassette.plugins.semantic_lexical import LEXICAL
 from cassette.review.semantic import SemanticBackend, available_backends, configure, get_backend
@@ -409,6 +411,33 @@ def test_a_number_with_a_multiplier_is_one_value() -> None:
     assert guard("The round raised $6,000,000.", "raised $6 million") is None
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("The account unlocks in 24 hours.", "it unlocks in twenty-four hours"),
+        ("We now have 120 users.", "a hundred and twenty users"),
+        ("The order has 24 eggs.", "two dozen eggs"),
+        ("CPU stayed above 85% for 15 minutes.", "usage was over 85 percent"),
+        ("Your bill was up 12% from September.", "spending rose by twelve percent"),
+        ("The average order value came out to $62.40.", "about sixty-two dollars and forty cents"),
+        ("Keep the last 30 days of dumps.", "thirty days of dumps are kept"),
+    ],
+)
+def test_a_number_in_words_is_its_value(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None
+
+
+def test_a_changed_number_in_words_is_quoted_as_written() -> None:
+    assert guard("The account unlocks in 24 hours.", "in thirty-four hours") == (
+        "expected 'thirty-four', answer has '24'"
+    )
+    assert guard("Your bill was up 12% from September.", "up fifteen percent") == (
+        "expected 'fifteen percent', answer has '12%'"
+    )
+    # "one" is mostly a pronoun: it stays a word
+    assert guard("They took pictures at one park.", "pictures at one park") is None
+
+
 def test_what_the_answer_says_only_in_a_condition_does_not_contradict_a_denial() -> None:
     answer = "The Saturday workshop is full, so you are on the waitlist. If a spot opens up, we'll text you."
     assert guard(answer, "there are no open seats on Saturday") is None
@@ -489,6 +518,15 @@ def test_a_range_and_a_pronoun_carry_the_value_for_the_role_veto() -> None:
     assert changed_role("Expect 14 to 20 inches of snow.", "14-20 inches of snow") is None
     answer = "There were 1,284 orders placed in March, and 37 of them were refunded."
     assert changed_role(answer, "37 orders refunded") is None
+
+
+def test_a_value_that_describes_a_word_or_is_said_with_it_keeps_its_role() -> None:
+    answer = "You are pre-approved for a 30-year fixed mortgage of up to $420,000 at 6.45% APR."
+    assert changed_role(answer, "pre-approved up to $420,000") is None  # "30-year" describes the mortgage
+    answer = "I reserved a table for 6 at Osteria Bella on Friday, July 19 at 7:30 pm."
+    assert changed_role(answer, "table for six Friday 7:30") is None  # the 6 is among the values expected
+    answer = "Your order, placed on March 3, will be delivered on March 10."
+    assert changed_role(answer, "delivered on March 3") is not None
 
 
 @pytest.mark.parametrize(
@@ -1018,3 +1056,7 @@ def test_the_devservers_rewordings_keep_their_facts() -> None:
                 assert category not in ("numbers", "negated"), (rule.name, old, new)
                 # and the default backend calls them the same, so semantic_drift filters them
                 assert semantic_match(new, old), (rule.name, old, new, semantic_match(new, old).reason)
+
+
+def test_the_guards_docstring_examples_hold() -> None:
+    assert doctest.testmod(meaning).failed == 0

@@ -91,6 +91,94 @@ _NUMBER_WORDS = {
     if w != "_"
 }
 _MULTIPLIERS = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+
+# Numbers spelled out past one word ("twenty-four", "a hundred and twenty", "two dozen"), "N percent"
+# and "N dollars and M cents": `_in_digits` writes them as the tokeniser reads digits before anything
+# reads the text, so "twenty-four hours" is 24 hours, not a 20 and a 4, and "twelve percent" is 12%.
+# One word below twenty stays as written: the tokeniser reads it as its value (`_NUMBER_WORDS`).
+_UNIT_VALUES = dict(zip(_words("one two three four five six seven eight nine"), range(1, 10)))
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+_TEEN_VALUES = dict(zip(_words(_TEENS), range(10, 20)))
+_TENS_VALUES = dict(zip(_words("twenty thirty forty fifty sixty seventy eighty ninety"), range(20, 100, 10)))
+_SPELLED_VALUES = {"zero": 0} | _UNIT_VALUES | _TEEN_VALUES | _TENS_VALUES
+_BELOW_100 = (
+    rf"(?:(?:{'|'.join(_TENS_VALUES)})(?:[- ](?:{'|'.join(_UNIT_VALUES)}))?"
+    rf"|{'|'.join(_TEEN_VALUES)}|{'|'.join(_UNIT_VALUES)}|zero)"
+)
+_BELOW_1000 = rf"(?:(?:{_BELOW_100}|a) hundred(?:(?: and)? {_BELOW_100})?|{_BELOW_100})"
+_SPELLED = (
+    rf"(?:(?:{_BELOW_100}|a|half a) dozen"
+    rf"|(?:{_BELOW_1000}|a) thousand(?:(?: and)? {_BELOW_1000})?"
+    rf"|{_BELOW_1000})"
+)
+_AMOUNT = rf"(?:\d+(?:\.\d+)?|{_SPELLED})"
+_IN_WORDS = re.compile(
+    rf"\$?\b(?P<dollars>{_AMOUNT}) dollars? and (?P<cents>{_AMOUNT}) cents?\b"
+    rf"|\b(?P<percent>{_AMOUNT}) ?(?:percent|per cent)\b"
+    rf"|\b(?P<number>{_SPELLED})\b",
+    re.IGNORECASE,
+)
+
+
+def _spelled_value(phrase: str) -> str:
+    """The value of one amount `_IN_WORDS` matched, in digits ("a hundred and twenty" is 120)."""
+    if phrase[0].isdigit():
+        return phrase
+    total = part = 0.0
+    for word in re.split(r"[- ]+", phrase.lower()):
+        if word == "hundred":
+            part = (part or 1) * 100
+        elif word == "thousand":
+            total, part = total + (part or 1) * 1000, 0.0
+        elif word == "dozen":
+            part = (part or 1) * 12
+        elif word == "half":
+            part = 0.5
+        elif word in ("a", "an"):
+            part = part or 1  # "a hundred"; "half a dozen"
+        elif word != "and":
+            part += _SPELLED_VALUES[word]
+    return _number(str(total + part))
+
+
+@lru_cache(maxsize=4096)
+def _in_digits(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``text`` with its amounts in words written as the tokeniser reads digits, and (value, words)
+    of each, so a message can quote it as written.
+
+    >>> _in_digits("twenty-four hours, two dozen eggs, up twelve percent, ten dollars and five cents")[0]
+    '24 hours, 24 eggs, up 12%, $10.05'
+    """
+    lowered = text.lower()
+    if not any(cue in lowered for cue in ("ty", "hundred", "thousand", "dozen", "cent")):
+        return text, ()  # most texts: nothing to rewrite
+    written: list[tuple[str, str]] = []
+
+    def digits(match: re.Match[str]) -> str:
+        if match["dollars"]:
+            out = f"${_spelled_value(match['dollars'])}.{int(float(_spelled_value(match['cents']))):02d}"
+        elif match["percent"]:
+            out = f"{_spelled_value(match['percent'])}%"
+        elif match[0].lower() in _NUMBER_WORDS or match[0].lower() == "one":
+            return match[0]  # one word the tokeniser reads as its value; "one" is mostly a pronoun
+        else:
+            out = _spelled_value(match[0])
+        written.append((_number(out), match[0]))
+        return out
+
+    return _IN_WORDS.sub(digits, text), tuple(written)
+
+
+def in_digits(text: str) -> str:
+    """``text`` with numbers spelled out past one word written in digits, "N percent" as "N%" and
+    "N dollars and M cents" as an amount: what `analyse` and `changed_role` read.
+
+    >>> in_digits("a hundred and twenty users, thirty days")
+    '120 users, 30 days'
+    """
+    return _in_digits(text)[0]
+
+
 _NAMES = frozenset(
     _words(
         """
@@ -534,6 +622,7 @@ def analyse(text: str) -> Analysis:
     >>> analyse("The refund is not possible.").negated["refund"]
     'refund … not'
     """
+    text, written = _in_digits(text)
     order: list[str] = []
     surface: dict[str, str] = {}
     positive: set[str] = set()
@@ -543,6 +632,9 @@ def analyse(text: str) -> Analysis:
     core: dict[str, str] = {}
     conditional: set[str] = set()
     old = _read_clauses(text, order, surface, positive, negated, numbers, names, core, conditional)
+    for value, words in written:  # "expected 'three hundred'", not the digits the reader saw
+        if value in numbers:
+            numbers[value] = words
     losses = _NO_LOSS.finditer(text) if "o " in text else ()  # "no data has been lost": the data is there
     for match in losses:
         for word in (match["adjective"], match["noun"]):
@@ -1222,7 +1314,7 @@ def antonyms() -> dict[str, frozenset[str]]:
     and the converses; written by ``tools/build_antonyms.py``), read once.
 
     >>> sorted(antonyms()["small"])
-    ['larg']
+    ['big', 'larg']
     """
     table: dict[str, set[str]] = {}
     lines = (Path(__file__).with_name("antonyms.txt")).read_text(encoding="utf-8").splitlines()
@@ -1394,23 +1486,31 @@ _VALUE, _WORD, _GAP, _END = "v", "w", "g", "e"
 # Words a value is read with ("7:30 pm", "$6 million"): one value, not a word attached to it.
 _UNITS = frozenset(_words("am pm million millions billion billions thousand cents percent"))
 _PARTITIVE = frozenset({"of", "out", "to"})  # "2 of 5 nodes", "from 3 to 8 replicas": one run
+_SIZE = re.compile(r"\d[\d.,]*-[^\W\d_]")  # "a 30-year mortgage", "a 20-minute visit"
 
 
 @lru_cache(maxsize=4096)
 def _slots(text: str) -> tuple[tuple[str, str], ...]:
     """``text`` as (kind, key) for `changed_role`: values (numbers, weekdays, months), content words,
     stopwords (gaps) and sentence ends; commas, single letters ("14C") and am/pm are left out."""
-    out: list[tuple[str, str]] = []
-    for kind, word, name, tok in chain.from_iterable(map(_piece, text.replace("’", "'").split(" "))):
-        if kind is _NUMBER or (kind is _CONTENT and name):
-            out.append((_VALUE, name or word))
-        elif kind is _CONTENT and len(tok) > 1 and word not in _UNITS:
-            out.append((_WORD, word))
-        elif kind is _STOP and tok != ":":
-            out.append((_END, tok))
-        elif kind is not _COMMA and kind is not _CONTENT and word not in _UNITS:
-            out.append((_GAP, word))
-    return tuple(out)
+    out: list[tuple[str, str] | None] = []
+    for piece in in_digits(text).replace("’", "'").split(" "):
+        tokens = _piece(piece)
+        if _SIZE.match(piece):  # "a 30-year mortgage": the number describes the next word
+            tokens = ((_SKIP, "", "", ""), *tokens[1:])
+        out.extend(_slot(kind, word, name, tok) for kind, word, name, tok in tokens)
+    return tuple(slot for slot in out if slot is not None)
+
+
+def _slot(kind: str, word: str, name: str, tok: str) -> tuple[str, str] | None:
+    """One token's slot for `_slots`, or ``None`` for a token it leaves out."""
+    if kind is _NUMBER or (kind is _CONTENT and name):
+        return _VALUE, name or word
+    if kind is _CONTENT:
+        return (_WORD, word) if len(tok) > 1 and word not in _UNITS else None
+    if kind is _STOP and tok != ":":
+        return _END, tok
+    return (_GAP, word) if kind is not _COMMA and word not in _UNITS else None
 
 
 def _values_after(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
@@ -1488,12 +1588,14 @@ def changed_role(actual: str, expected: str) -> str | None:
                 continue
             beside = [read(act, n) for n, slot in enumerate(act) if slot == (_WORD, word)]
             others = [b for b in beside if b]
+            run = {v for _, v in exp[start : end + 1]}
             if (
                 others
                 and not any(key in b for b in others)
+                and any(v not in run for b in others for v in b)  # "table for 6" of "table for 6 Friday"
                 and not _carried_alike(act, key, analyse(expected))
             ):
-                run = " ".join(v for _, v in exp[start : end + 1])
+                said = " ".join(v for _, v in exp[start : end + 1])
                 written = stems.surface[word]
-                return f"role: expected '{written}' with '{run}', answer has it with '{' '.join(others[0])}'"
+                return f"role: expected '{written}' with '{said}', answer has it with '{' '.join(others[0])}'"
     return None

@@ -1060,3 +1060,59 @@ def test_the_devservers_rewordings_keep_their_facts() -> None:
 
 def test_the_guards_docstring_examples_hold() -> None:
     assert doctest.testmod(meaning).failed == 0
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        ("The rate is non-refundable.", "The rate is fully refundable.", "negated: 'non-refundable'"),
+        ("It added a non-null status column.", "the status column allows null values", "negated: 'non-null'"),
+        (
+            "I skipped adding the Friday strength session.",
+            "The Friday strength session was added.",
+            "negated: 'skipped adding'",
+        ),
+        (
+            "Your claim CLM-88310 was approved. The rental car coverage was denied because your policy"
+            " does not include it.",
+            "The insurer rejected claim CLM-88310.",
+            "opposite: expected 'rejected', answer says 'approved' of it",
+        ),
+        (
+            "The post is scheduled for Thursday at 9:00 am ET.",
+            "The post will go out at 9:00 pm ET.",
+            "expected '9:00 pm', answer has '9:00 am'",
+        ),
+        (
+            "You are third in line, with a wait of about 4 weeks.",
+            "the wait is about 4 months",
+            "expected '4 months', answer has '4 weeks'",
+        ),
+        (
+            "The login service returned errors for 37 minutes.",
+            "the errors went on for about an hour and a half",
+            "expected 'an hour and a half', answer has '37 minutes'",
+        ),
+    ],
+)
+def test_a_prefix_a_skip_a_reason_half_a_day_and_a_unit_are_read(
+    actual: str, expected: str, reason: str
+) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("The rate is non-refundable.", "the rate cannot be refunded"),
+        ("I did not deploy to staging.", "staging deploy skipped"),
+        ("Your account will unlock in 30 minutes.", "locked for half an hour"),
+        ("Your flight is delayed by 45 minutes.", "it leaves three-quarters of an hour late"),
+        ("It lasted 90 minutes.", "it took an hour and a half"),
+        ("It unlocks in 24 hours.", "it unlocks within a day"),
+        ("The post goes out Thursday at 9:00 am ET.", "posted at 9 AM on Thursday"),
+        ("Your plan is $30 a month for 2 months.", "the plan costs $30 a month"),
+    ],
+)
+def test_the_same_prefix_skip_time_and_duration_said_another_way_pass(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None

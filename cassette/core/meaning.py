@@ -54,7 +54,7 @@ _NEGATIONS = frozenset(
     _words(
         """
     not no never cannot nor neither without except excluding unable refuse refuses refused refusing none
-    stop stops stopped ceased ceases
+    stop stops stopped ceased ceases skip skips skipped skipping
     nothing nobody
     nowhere cant wont dont doesnt didnt isnt arent wasnt werent shouldnt wouldnt couldnt havent hasnt
     hadnt mustnt
@@ -553,7 +553,7 @@ _Token = tuple[str, str, str, str]  # kind, key, extra (as _classify), the token
 
 # "peanut-free", "fee-free": the word before the suffix is denied, and nothing after it.
 _FREE_OF = re.compile(r"(?<=[^\W\d_])-free\b", re.IGNORECASE)
-_DENIED_BEFORE = "suffix"  # the payload of that suffix's negation token
+_DENIED_BEFORE = "suffix"  # the payload of a negation token that denies the word before it ("-free", "non-")
 
 
 @lru_cache(maxsize=65536)
@@ -562,6 +562,10 @@ def _piece(piece: str) -> tuple[_Token, ...]:
     if "-" in piece and _FREE_OF.search(piece):
         head, tail = _FREE_OF.split(piece, maxsplit=1)
         return (*_piece(head), (_NEGATION, "-free", _DENIED_BEFORE, "-free"), *_piece(tail))
+    if piece[:4].lower() == "non-" and len(piece) > 4:  # "non-refundable": the word, denied
+        word, *rest = _piece(piece[4:]) or ((_SKIP, "", "", ""),)
+        if word[0] is _CONTENT:
+            return (word, (_NEGATION, "non-", _DENIED_BEFORE, piece[:4]), *rest)
     return tuple((*_classify(tok), tok) for tok in _TOKEN.findall(piece))
 
 
@@ -881,7 +885,8 @@ class _Reader:
     def deny_last(self, by: str) -> None:
         """ "you owe nothing", "it costs nothing": the word just before ``by`` is denied."""
         word, tok = self.pending.pop()
-        self.negated.setdefault(word, f"{tok}{by}" if by.startswith("-") else f"{tok} {by}")
+        written = f"{by}{tok}" if by.endswith("-") else f"{tok}{by}" if by.startswith("-") else f"{tok} {by}"
+        self.negated.setdefault(word, written)
         self.core.setdefault(word, "")
 
     def end_cue(self) -> None:
@@ -962,6 +967,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             elif key in act.old and key not in exp.old:
                 veto = veto or f"expected '{written}', answer has it only as what changed ('{have[key]}')"
     veto = veto or _changed_code(act, exp) or _changed_titled_name(act, exp) or _not_all(act, exp)
+    veto = veto or _changed_half_of_day(act, exp) or _changed_duration(act, exp)
     opposite = _opposite(act, exp)
     missing: list[str] = []
     negation: str | None = None
@@ -1066,25 +1072,39 @@ def _old_words(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-# A duration and the units it is also said in: "two weeks" is 14 days, "four years" 48 months.
+# A duration and the units it is also said in: "two weeks" is 14 days, "four years" 48 months, "an hour
+# and a half" 90 minutes, "three-quarters of an hour" 45 minutes; "a third of a day" is none.
 _DURATION = re.compile(
-    r"\b(\d+(?:\.\d+)?|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)[ -]"
-    r"(day|week|month|year|hour|minute)s?\b",
+    r"\b(?:(?P<part>half|(?:a|one|three)[ -]quarters? of) an? "
+    r"|(?P<amount>\d+(?:\.\d+)?|(?<!of )an?|one|two|three|four|five|six|seven|eight|nine"
+    r"|ten|eleven|twelve)(?P<plus> and a half)?[ -])(?P<unit>day|week|month|year|hour|minute)s?"
+    r"(?P<more> and a half)?\b",
     re.IGNORECASE,
 )
 _UNITS_OF_TIME = ("day", "week", "month", "year", "hour", "minute")
-_IN_BASE = {"day": ("day", 1), "week": ("day", 7), "month": ("month", 1), "year": ("month", 12)}
-_IN_BASE |= {"minute": ("minute", 1), "hour": ("minute", 60)}
+_IN_BASE = {
+    "minute": ("minute", 1),
+    "hour": ("minute", 60),
+    "day": ("minute", 1440),
+    "week": ("minute", 10080),
+}
+_IN_BASE |= {"month": ("month", 1), "year": ("month", 12)}
 
 
 @lru_cache(maxsize=4096)
-def _durations(text: str) -> dict[tuple[str, float], str]:
-    """(base unit, amount) of each duration ``text`` says -> the number it is written with."""
-    found: dict[tuple[str, float], str] = {}
-    for amount, unit in _DURATION.findall(text):
-        number = "1" if amount.lower() in ("a", "an", "one") else _count(amount)
-        base, factor = _IN_BASE[unit.lower()]
-        found.setdefault((base, float(number) * factor), number)
+def _durations(text: str) -> dict[tuple[str, float], tuple[str, str]]:
+    """(base unit, amount) of each duration ``text`` says -> (the number it is written with, the
+    duration as written)."""
+    found: dict[tuple[str, float], tuple[str, str]] = {}
+    for match in _DURATION.finditer(text):
+        amount = match["amount"] or re.split(r"[- ]", match["part"])[0]  # "three-quarters of": 3
+        number = "1" if amount.lower() in ("a", "an", "one", "half") else _count(amount)
+        if match["part"]:
+            value = 0.5 if match["part"] == "half" else 0.75 if match["part"][0] in "tT" else 0.25
+        else:
+            value = float(number) + (0.5 if match["plus"] or match["more"] else 0)
+        base, factor = _IN_BASE[match["unit"].lower()]
+        found.setdefault((base, value * factor), (number, match[0]))
     return found
 
 
@@ -1094,7 +1114,28 @@ def _same_durations(expected: str, actual: str) -> frozenset[str]:
     if not (_might_say(expected, _UNITS_OF_TIME) and _might_say(actual, _UNITS_OF_TIME)):
         return frozenset()
     said = _durations(actual)
-    return frozenset(number for amount, number in _durations(expected).items() if amount in said)
+    return frozenset(number for amount, (number, _) in _durations(expected).items() if amount in said)
+
+
+_A_UNIT = re.compile(r"an? \w+", re.IGNORECASE)
+
+
+def _changed_duration(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says a duration the answer does not, and the answer says its number
+    with another unit ("4 months" for "about 4 weeks"), or ``expected`` says it in words and the
+    answer says another duration of its kind ("an hour and a half" for "for 37 minutes")."""
+    if not (_might_say(exp.text, _UNITS_OF_TIME) and _might_say(act.text, _UNITS_OF_TIME)):
+        return None
+    said = _durations(act.text)
+    for (base, amount), (number, written) in _durations(exp.text).items() if said else ():
+        if (base, amount) in said:
+            continue
+        # "an hour and a half", "two weeks"; not "a month", often a rate ("$30 a month")
+        in_words = not written[0].isdigit() and not _A_UNIT.fullmatch(written)
+        for (other_base, _), (other_number, other) in said.items():
+            if other_number == number or (in_words and other_base == base):
+                return f"expected '{written}', answer has '{other}'"
+    return None
 
 
 _COUNT = r"\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
@@ -1116,6 +1157,29 @@ def _not_all(act: Analysis, exp: Analysis) -> str | None:
 
 def _count(word: str) -> str:
     return _NUMBER_WORDS.get(word.lower()) or _number(word)
+
+
+_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
+
+
+def _clock_times(text: str) -> dict[tuple[int, int, str], str]:
+    """(hour of 12, minute, "a" or "p") of each time said with am or pm -> as written."""
+    times: dict[tuple[int, int, str], str] = {}
+    for match in _CLOCK.finditer(text) if "m" in text.lower() else ():
+        hour, minute, half = match.groups()
+        times.setdefault((int(hour) % 12, int(minute or 0), half.lower()), match[0])
+    return times
+
+
+def _changed_half_of_day(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says a time with am or pm that the answer says with the other one
+    ("9:00 pm" for "9:00 am ET": the numbers are the same)."""
+    said = _clock_times(act.text)
+    for (hour, minute, half), written in _clock_times(exp.text).items() if said else ():
+        other = said.get((hour, minute, "p" if half == "a" else "a"))
+        if other is not None and (hour, minute, half) not in said:
+            return f"expected '{written}', answer has '{other}'"
+    return None
 
 
 _TITLED = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|Professor|Judge|Officer|Captain)\.?\s+([A-Z][\w'-]+)")
@@ -1280,11 +1344,15 @@ _REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
 
 def _may_refer_back(act: Analysis, key: str) -> bool:
     """Whether a clause saying side ``key`` has a pronoun that may stand for what ``expected`` is about
-    ("your account was locked … I've unlocked it now")."""
+    ("your account was locked … I've unlocked it now"); not one in the reason it gives ("coverage was
+    denied because your policy does not include it")."""
     return any(
         key in clause.sides and _REFERRING.intersection(clause.text.lower().split())
-        for clause in _clauses(act.text, _STATE_CLAUSE_END)
+        for clause in _clauses(act.text, _REASON_END)
     )
+
+
+_REASON_END = re.compile(rf"{_STATE_CLAUSE_END.pattern}|\s(?:because|since|as)\s", re.IGNORECASE)
 
 
 _ALL = re.compile(r"\b(?:all|every|both|each)\b", re.IGNORECASE)

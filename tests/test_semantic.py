@@ -1116,3 +1116,62 @@ def test_a_prefix_a_skip_a_reason_half_a_day_and_a_unit_are_read(
 )
 def test_the_same_prefix_skip_time_and_duration_said_another_way_pass(actual: str, expected: str) -> None:
     assert guard(actual, expected) is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        ("Eco mode stays on for weekends.", "Eco mode was turned off for weekends.", "opposite"),
+        (
+            "Total cholesterol is 212 mg/dL, slightly above the recommended 200.",
+            "cholesterol was below it",
+            "opposite",
+        ),
+        ("The cap is only $50,000, which is below our standard.", "the cap exceeds our standard", "opposite"),
+        (
+            "It was delivered on Monday, two days ahead of the deadline.",
+            "it was delivered after the deadline",
+            "opposite",
+        ),
+        (
+            "Scaled the checkout deployment in the prod-eu namespace from 4 to 10 replicas.",
+            "The checkout deployment was scaled down.",
+            "opposite",
+        ),
+        (
+            "The final project has not been submitted yet.",
+            "The final project has already been handed in.",
+            "tense",
+        ),
+        (
+            "Your donation was processed. The tax receipt was emailed to you.",
+            "The tax receipt has not been sent yet.",
+            "tense",
+        ),
+    ],
+)
+def test_a_state_a_limit_a_deadline_a_direction_and_not_yet_are_read(
+    actual: str, expected: str, reason: str
+) -> None:
+    assert (guard(actual, expected) or "").startswith(reason)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        (
+            "The car went from 18% to 80%, adding 47 kWh.",
+            "the battery was charged from 18 percent up to 80 percent",
+        ),
+        ("The project has not been submitted yet.", "the project is not handed in yet"),
+        ("Your receipt was emailed to you.", "the receipt has already been sent"),
+        ("CPU stayed above 85% for 15 minutes.", "CPU was above 85 percent"),
+    ],
+)
+def test_the_same_state_limit_and_change_said_another_way_pass(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None
+
+
+def test_a_value_before_a_compound_noun_is_the_nouns() -> None:
+    answer = "126 of 128 order lines were picked by 10:40. Two lines failed because the bin was empty."
+    assert changed_role(answer, "126 of 128 lines picked") is None

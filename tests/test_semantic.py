@@ -1175,3 +1175,77 @@ def test_the_same_state_limit_and_change_said_another_way_pass(actual: str, expe
 def test_a_value_before_a_compound_noun_is_the_nouns() -> None:
     answer = "126 of 128 order lines were picked by 10:40. Two lines failed because the bin was empty."
     assert changed_role(answer, "126 of 128 lines picked") is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        # a pronoun is what failed; the rest of the clause is said
+        (
+            "I quarantined test_checkout_timeout after it failed 7 of 50 runs.",
+            "test_checkout_timeout quarantined",
+        ),
+        # the answer puts the value after the word
+        ("The original charge from April 28 is legitimate.", "the April 28 charge was valid"),
+        ("Recall rose to 0.87, and p95 latency stayed at about 40 ms.", "latency was essentially unchanged"),
+        (
+            "Most of the increase came from Android; iOS was flat.",
+            "growth came from Android while iOS held steady",
+        ),
+        ("They can't promise the food is free of nuts.", "the caterer cannot guarantee a nut-free meal"),
+        ("No changes were made to the international fund.", "international fund untouched"),
+        (
+            "His account had been locked after 5 failed attempts; it's unlocked now.",
+            "j.ortiz account unlocked",
+        ),
+        ("Base salary was raised from $145,000 to $152,000.", "base raised to $152k"),
+        ("Overall the project is still within the $4.2M budget.", "within its $4.2 million budget"),
+        ("The last ferry leaves at 8:45 pm.", "the final departure is at a quarter to nine"),
+        ("Restoration is expected at 6:30 pm today.", "power back at half past six"),
+        ("The store opens at 12 pm.", "it opens at noon"),
+        ("I lowered the TTL to 300 seconds.", "The TTL was cut to five minutes."),
+        (
+            "Ports are Nassau and St. Thomas, with three sea days. The Cozumel stop was removed.",
+            "The sailing includes three days at sea.",
+        ),
+        ("Web traffic actually declined by about 2%.", "web traffic dipped slightly"),
+        (
+            "The upgrade to business cleared. They can't seat you together today.",
+            "you won't sit together today",
+        ),
+    ],
+)
+def test_said_alike_in_this_round_s_new_ways(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            "Your load is now 12 credits, which keeps you full-time.",
+            "you are a part-time student",
+            "opposite",
+        ),
+        ("Variant B lifted trial signups by 4.1%.", "Variant B caused trial signups to drop.", "opposite"),
+        (
+            "The foundation pour finished two days ahead of schedule.",
+            "the pour was two days behind schedule",
+            "opposite",
+        ),
+        (
+            "He checked the water heater, which is working fine.",
+            "The water heater turned out to be faulty.",
+            "opposite",
+        ),
+        (
+            "I bumped lodash from 4.17.20 to 4.17.21.",
+            "lodash was rolled back from 4.17.21 to 4.17.20",
+            "expected '4.17.20'",
+        ),
+        ("I lowered the TTL to 300 seconds.", "The TTL was cut to 300 minutes.", "expected '300 minutes'"),
+        ("The bank declined the payment of $20.", "the payment went through", "negated"),
+    ],
+)
+def test_contradicted_in_this_round_s_new_ways(actual: str, expected: str, reason: str) -> None:
+    assert (guard(actual, expected) or "").startswith(reason)

@@ -24,9 +24,10 @@ VETO_FACTOR = 0.1
 # Chinese and Japanese write no spaces between words: each of their characters is a token of its own,
 # so an expected word (退款, "refund") is found inside an answer's run of characters.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-# Numbers (with currency and %), CJK characters, words (with apostrophes), sentence ends, commas.
+# Numbers (with currency and %; a version or address, "4.17.21", is one), CJK characters, words (with
+# apostrophes), sentence ends, commas.
 _TOKEN = re.compile(
-    rf"[$€£]?\d+(?:,\d{{3}})*(?:\.\d+)?%?|[{_CJK}]|[^\W\d_{_CJK}]+(?:'[^\W\d_{_CJK}]+)*|[.!?;:\n。！？；：]|[,、，]"
+    rf"[$€£]?\d+(?:,\d{{3}})*(?:\.\d+)*%?|[{_CJK}]|[^\W\d_{_CJK}]+(?:'[^\W\d_{_CJK}]+)*|[.!?;:\n。！？；：]|[,、，]"
 )
 
 
@@ -61,6 +62,8 @@ _NEGATIONS = frozenset(
     """
     )
 )
+# Cues that are nouns too, after a determiner or another noun ("the bus stop", "two stops").
+_NOUN_CUES = frozenset({"stop", "stops", "skip"})
 # Cues that negate a noun phrase: their scope also ends at a comma ("No, we will refund you").
 _PHRASE_CUES = frozenset({"no", "none", "nothing", "nobody", "nowhere", "without", "except", "excluding"})
 # Words after a cue that cancel it: "no problem, we will refund you".
@@ -112,8 +115,18 @@ _SPELLED = (
     rf"|{_BELOW_1000})"
 )
 _AMOUNT = rf"(?:\d+(?:\.\d+)?|{_SPELLED})"
+_SCALES = {"k": 1_000, "m": 1_000_000, "bn": 1_000_000_000}
+_SCALED = re.compile(r"\d(?:[kK]|M|bn)\b")
+_HOURS = {
+    w: i for i, w in enumerate(_words("twelve one two three four five six seven eight nine ten eleven"))
+}
 _IN_WORDS = re.compile(
-    rf"\$?\b(?P<dollars>{_AMOUNT}) dollars? and (?P<cents>{_AMOUNT}) cents?\b"
+    # "half past six", "ten past five", "a quarter to nine", "20 minutes to 4"; not "from three to eight"
+    rf"\b(?:(?P<minutes>half|(?:a )?quarter|(?:{_BELOW_100}|\d{{1,2}}) minutes|{_BELOW_100}(?= past))"
+    rf" (?P<way>past|to) (?P<hour>{'|'.join(_HOURS)}|\d{{1,2}})\b)"
+    rf"|\b(?P<noon>noon|midday|midnight)\b"
+    rf"|(?P<short>[$€£]?\d+(?:\.\d+)?)(?P<scale>[kK]|M|bn)\b"
+    rf"|\$?\b(?P<dollars>{_AMOUNT}) dollars? and (?P<cents>{_AMOUNT}) cents?\b"
     rf"|\b(?P<percent>{_AMOUNT}) ?(?:percent|per cent)\b"
     rf"|\b(?P<number>{_SPELLED})\b",
     re.IGNORECASE,
@@ -141,6 +154,17 @@ def _spelled_value(phrase: str) -> str:
     return _number(str(total + part))
 
 
+def _clock(minutes: str, way: str, hour: str) -> str:
+    """A time said in words as the clock writes it: "a quarter to nine" is 8:45, "ten past five" 5:10."""
+    minutes = minutes.lower().removesuffix(" minutes")
+    past = {"half": 30, "quarter": 15, "a quarter": 15}.get(minutes)
+    past = past if past is not None else int(float(_spelled_value(minutes)))
+    at = _HOURS.get(hour.lower(), int(hour) if hour.isdigit() else 0) % 12 or 12
+    if way.lower() == "to":
+        at, past = (at - 2) % 12 + 1, 60 - past
+    return f"{at}:{past:02d}"
+
+
 @lru_cache(maxsize=4096)
 def _in_digits(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     """``text`` with its amounts in words written as the tokeniser reads digits, and (value, words)
@@ -150,12 +174,35 @@ def _in_digits(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     '24 hours, 24 eggs, up 12%, $10.05'
     """
     lowered = text.lower()
-    if not any(cue in lowered for cue in ("ty", "hundred", "thousand", "dozen", "cent")):
+    if not _SCALED.search(text) and not any(
+        cue in lowered
+        for cue in (
+            "ty",
+            "hundred",
+            "thousand",
+            "dozen",
+            "cent",
+            "past",
+            " to ",
+            "noon",
+            "midnight",
+            "midday",
+        )
+    ):
         return text, ()  # most texts: nothing to rewrite
     written: list[tuple[str, str]] = []
 
     def digits(match: re.Match[str]) -> str:
-        if match["dollars"]:
+        if match["way"]:
+            return _clock(match["minutes"], match["way"], match["hour"])
+        if match["noon"]:
+            return "12 am" if match["noon"].lower() == "midnight" else "12 pm"
+        if match["short"]:  # "$152k", "$4.2M", "1.5bn"
+            currency = match["short"][0] if match["short"][0] in "$€£" else ""
+            out = currency + _number(
+                str(float(match["short"].lstrip("$€£")) * _SCALES[match["scale"].lower()])
+            )
+        elif match["dollars"]:
             out = f"${_spelled_value(match['dollars'])}.{int(float(_spelled_value(match['cents']))):02d}"
         elif match["percent"]:
             out = f"{_spelled_value(match['percent'])}%"
@@ -248,9 +295,11 @@ _DESCRIBING = frozenset(
 def _number(text: str) -> str:
     pct = text.endswith("%")
     value = text.lstrip("$€£").rstrip("%").replace(",", "")
-    if "." in value:
+    if value.count(".") == 1:  # "2.50" is 2.5; a version ("4.17.20") is as written
         value = value.rstrip("0").rstrip(".")
     value = value.lstrip("0") or "0"
+    if value[0] == ".":
+        value = "0" + value  # "0.27.2", "0.5"
     return value + ("%" if pct else "")
 
 
@@ -269,7 +318,7 @@ _CHANGING = frozenset(
     change changed changes move moved moves reschedule rescheduled switch switched update updated
     upgrade upgraded downgrade downgraded raise raised raises lower lowered lowers increase increased
     increases decrease decreased decreases reduce reduced reduces rise rose fall fell drop dropped go
-    goes went bump bumps bumped
+    goes went bump bumps bumped roll rolled rolls revert reverted reverts
     """
     )
 )
@@ -372,28 +421,31 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "works": (
         "works working still_works still_working",
-        "stop_working stops_working stopped_working broken outage outages",
+        "stop_working stops_working stopped_working broken outage outages faulty defective malfunctioning",
     ),
     "open": ("open opened reopened", "closed shut"),
     "lock": ("locked blocked frozen", "unlocked unblocked"),
     "level": (
         "increase increased increases increasing raise raised raises rise rises rising rose risen higher "
         "grew grow grows growing go_up goes_up went_up gone_up going_up scaled_up scale_up up_# climbed "
-        "jumped",
+        "lifted jumped",
         "decrease decreased decreases decreasing lower lowered lowers reduce reduced reduces reduction "
         "drop dropped drops fell fall falls falling cut go_down goes_down went_down gone_down going_down "
         "scaled_down scale_down down_# is_down_# are_down_# declined declining dipped dips",
         "unchanged stays_the_same stay_the_same remains_the_same remain_the_same stays_at staying_at "
+        "stayed_at stayed_the_same remained_at remained_the_same stayed_flat was_flat were_flat held_steady "
         "remains_at",
     ),
     "plan": ("upgrade upgraded upgrades", "downgrade downgraded downgrades"),
     "add": ("add added include included includes", "remove removed delete deleted exclude excluded excludes"),
     "keep": ("keep keeps kept retain retained retains", "deleted erased removed discarded destroyed"),
     "whole": ("full complete", "partial partially incomplete"),
+    "hours": ("full_time", "part_time"),
     "valid": ("valid", "invalid expired"),
     "timing": (
         "on_time early ahead_of_schedule ahead_of_the_deadline before_the_deadline",
-        "late delayed overdue running_late after_the_deadline past_the_deadline missed_the_deadline",
+        "late delayed overdue running_late after_the_deadline past_the_deadline missed_the_deadline "
+        "behind_schedule",
     ),
     "limit": ("above exceeds exceeded exceeding", "below"),
     "duration": ("extended extend extends lengthened longer", "shortened shorten shortens shorter cut_short"),
@@ -422,6 +474,7 @@ for _family, _forms in _OPPOSITES.items():
 for _neutral in (
     "feel_free",
     "free_to",
+    "free_of",  # "free of nuts" (but "free of charge" is a price: the longer form is read first)
     "due_to",
     "good_morning",
     "good_afternoon",
@@ -686,6 +739,7 @@ def _read_clauses(
     current: set[str] = set()  # ... and said otherwise
     changed = False  # the clause has a verb of change ("moved", "raised"), so "from X" is the old value
     prev2 = prev = here = ""  # the two tokens before this one, and this one (their keys)
+    before = kind_here = _STOP  # the kind of the token before this one, and of this one
     content, skip = _CONTENT, _SKIP  # locals: this loop is hot
     last_value = ""  # the value the previous token added to numbers, if it was a number
     start = True  # at the start of a sentence, where "May" is the verb ("May I help?")
@@ -693,9 +747,12 @@ def _read_clauses(
     # gives the same tokens as one findall over the text, at a third of the cost.
     for kind, word, payload, tok in chain.from_iterable(map(_piece, text.replace("’", "'").split(" "))):
         prev2, prev, here = prev, here, word
+        before, kind_here = kind_here, kind
         was_start, start = start, kind is _STOP
         if kind is skip and word == "may" and tok[0] == "M" and not was_start:
             kind, payload = content, "may"  # "delivered in May": the month, guarded like the others
+        elif kind is _NEGATION and word in _NOUN_CUES and (before is content or r.last_skip in _DETERMINERS):
+            kind, word = content, stem(word)  # "the Cozumel stop was removed": the noun
         if kind is skip:
             r.stopword(word, prev)
             changed = changed or word == "up" or word == "down"  # "was up from $610 to $616"
@@ -703,6 +760,7 @@ def _read_clauses(
         was_old = (prev == "from" and changed) or (prev == "of" and prev2 == "instead") or prev2 == "rather"
         r.after_and = False
         passive, adjectival = r.last_skip in _PASSIVE, r.last_skip in _DETERMINERS or r.last_number
+        pronoun = r.last_skip in _PRONOUNS  # "after it failed": the pronoun is what failed
         r.last_skip, r.last_number = "", kind is _NUMBER
         if kind is content and last_value and tok.lower() in _MULTIPLIERS:  # "three hundred" is 300
             (old if was_old else current).add(_multiply(numbers, last_value, tok))
@@ -722,7 +780,7 @@ def _read_clauses(
                 surface[word] = tok
                 order.append(word)
             if word in _DENYING and r.cue is None and not adjectival:
-                r.denial(word, tok, passive)
+                r.denial(word, tok, passive, pronoun)
             else:
                 r.content(word, tok, was_adjacent)
         elif kind is _NEGATION:
@@ -821,9 +879,12 @@ class _Reader:
         if (word == "of" and prev == "instead") or (word == "than" and prev == "rather"):
             self.cue, self.cue_phrase, self.reach, self.adjacent = f"{prev} {word}", True, _SCOPE, True
 
-    def denial(self, word: str, tok: str, passive: bool) -> None:
+    def denial(self, word: str, tok: str, passive: bool, pronoun: bool) -> None:
         """ "the refund was denied", "payment failed": the clause's subject is denied, not said; the rest
-        of the clause so far counts as both ("request to work on Fridays was declined")."""
+        of the clause so far counts as both ("request to work on Fridays was declined"). After a pronoun
+        ("I quarantined the test after it failed") the pronoun is what was denied: the rest is said."""
+        if pronoun:
+            self.new_clause()
         _deny(self.pending, self.negated, tok)
         denied = [p for p in self.pending if p[0] in self.subject]
         self.pending = [p for p in self.pending if p[0] not in self.subject]
@@ -882,7 +943,11 @@ class _Reader:
             self.cue, self.cue_phrase, self.reach, self.adjacent = tok, bool(payload), _SCOPE, True
 
     def number(self) -> None:
-        """A number ends the clause's subject and is no cue's neighbour."""
+        """A number ends the clause's subject and is no cue's neighbour; after "declined" it says a fall
+        ("web traffic declined by 2%"): its subject is said."""
+        if self.held:
+            self.pending.extend(self.held)
+            self.held, self.cue = [], None
         self.adjacent = False
         if self.subject:
             self.subject_open = False
@@ -991,7 +1056,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             continue
         want_pos, want_neg = s in exp.positive, s in exp.negated
         if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
-            if t in act.core or not _says_a_lack(exp) or _is_lack(t, act.surface[t]):
+            if t in act.core or not (_says_a_lack(exp) or exp.negated) or _is_lack(t, act.surface[t]):
                 negation = f"negated: '{act.negated[t]}'"
         elif (
             not want_neg
@@ -1083,18 +1148,18 @@ def _old_words(text: str) -> frozenset[str]:
 _DURATION = re.compile(
     r"\b(?:(?P<part>half|(?:a|one|three)[ -]quarters? of) an? "
     r"|(?P<amount>\d+(?:\.\d+)?|(?<!of )an?|one|two|three|four|five|six|seven|eight|nine"
-    r"|ten|eleven|twelve)(?P<plus> and a half)?[ -])(?P<unit>day|week|month|year|hour|minute)s?"
+    r"|ten|eleven|twelve)(?P<plus> and a half)?[ -])(?P<unit>day|week|month|year|hour|minute|second)s?"
     r"(?P<more> and a half)?\b",
     re.IGNORECASE,
 )
-_UNITS_OF_TIME = ("day", "week", "month", "year", "hour", "minute")
-_IN_BASE = {
-    "minute": ("minute", 1),
-    "hour": ("minute", 60),
-    "day": ("minute", 1440),
-    "week": ("minute", 10080),
+_UNITS_OF_TIME = ("day", "week", "month", "year", "hour", "minute", "second")
+_IN_BASE = {"second": ("second", 1), "minute": ("second", 60), "hour": ("second", 3600)}
+_IN_BASE |= {
+    "day": ("second", 86400),
+    "week": ("second", 604800),
+    "month": ("month", 1),
+    "year": ("month", 12),
 }
-_IN_BASE |= {"month": ("month", 1), "year": ("month", 12)}
 
 
 @lru_cache(maxsize=4096)
@@ -1242,11 +1307,20 @@ def _is_lack(word: str, written: str) -> bool:
     return word in _DENYING or any(not key.endswith(":0") for key in _SIDE_OF.get(written.lower(), ()))
 
 
+# Words that say a thing was left as it was or did not happen ("the fund was left untouched").
+_LACKING = frozenset(stem(w) for w in _words("untouched intact unaffected unused skipped missed"))
+
+
 def _says_a_lack(exp: Analysis) -> bool:
-    """Whether ``expected`` itself says something is missing, failed or refused ("Columbus out of
-    stock", "bag missed the connection"): a word the answer names only under a negation it does not
-    govern first ("none in Columbus", "didn't make the connection") may then be said alike."""
-    return any(not key.endswith(":0") for key in exp.sides) or any(s in _DENYING for s in exp.order)
+    """Whether ``expected`` itself says something is missing, failed, refused or left alone ("Columbus
+    out of stock", "bag missed the connection", "fund untouched"): a word the answer names only under a
+    negation it does not govern first ("none in Columbus", "didn't make the connection", "no changes
+    were made to the fund") may then be said alike."""
+    return (
+        any(not key.endswith(":0") for key in exp.sides)
+        or any(s in _DENYING for s in exp.order)
+        or not _LACKING.isdisjoint(exp.order)
+    )
 
 
 def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:
@@ -1351,7 +1425,9 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         latest = act.latest_sides[family]
         if _STILL.search(exp.text) and latest != key:  # "was locked … I've unlocked it now"
             return f"opposite: expected still '{written}', answer says '{act.sides[latest]}' last"
-        words = [s for s in exp.order if not _SIDE_OF.get(exp.surface[s].lower())]
+        # what the side is said of: the words of the expected clause that says it ("while iOS held steady")
+        said_in = next((c for c in _clauses(exp.text, _STATE_CLAUSE_END) if key in c.sides), exp)
+        words = [s for s in said_in.order if not _SIDE_OF.get(said_in.surface[s].lower())]
         about = _clauses_about(act, words, _STATE_CLAUSE_END)
         if about and not any(key in c.sides for c in about) and not _may_refer_back(act, key):
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
@@ -1384,7 +1460,7 @@ def _may_refer_back(act: Analysis, key: str) -> bool:
     ("your account was locked … I've unlocked it now"); not one in the reason it gives ("coverage was
     denied because your policy does not include it")."""
     return any(
-        key in clause.sides and _REFERRING.intersection(clause.text.lower().split())
+        key in clause.sides and _REFERRING.intersection(_LETTERS.findall(clause.text.lower()))
         for clause in _clauses(act.text, _REASON_END)
     )
 
@@ -1694,12 +1770,13 @@ def changed_role(actual: str, expected: str) -> str | None:
             word = _find(exp[j][1], stems)
             if word is None:
                 continue
-            beside = [read(act, n) for n, slot in enumerate(act) if slot == (_WORD, word)]
-            others = [b for b in beside if b]
+            at = [n for n, slot in enumerate(act) if slot == (_WORD, word)]
+            others = [b for b in (read(act, n) for n in at) if b]
             run = {v for _, v in exp[start : end + 1]}
             if (
                 others
-                and not any(key in b for b in others)
+                # said the other way round: "the charge from April 28" for "the April 28 charge"
+                and not any(key in _values_after(act, n) or key in _values_before(act, n) for n in at)
                 and any(v not in run for b in others for v in b)  # "table for 6" of "table for 6 Friday"
                 and not _carried_alike(act, key, analyse(expected))
             ):

@@ -21,7 +21,7 @@ from cassette import (
     semantic_match,
 )
 from cassette.core import meaning
-from cassette.core.meaning import analyse, antonyms, changed_role, guard, stem
+from cassette.core.meaning import analyse, antonyms, changed_names, changed_role, guard, stem
 from cassette.plugins.semantic_lexical import LEXICAL
 from cassette.review.semantic import SemanticBackend, available_backends, configure, get_backend
 
@@ -1249,3 +1249,50 @@ def test_said_alike_in_this_round_s_new_ways(actual: str, expected: str) -> None
 )
 def test_contradicted_in_this_round_s_new_ways(actual: str, expected: str, reason: str) -> None:
     assert (guard(actual, expected) or "").startswith(reason)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        ("The printer is back in service as of 11 am.", "The printer is still out of service.", "opposite"),
+        (
+            "There were no keyboard traps, and screen reader testing went fine.",
+            "screen reader testing went badly",
+            "opposite",
+        ),
+        (
+            "Released 2.3.0, but I dropped Python 3.8 support as planned.",
+            "Python 3.8 support was kept",
+            "opposite",
+        ),
+        ("The taxi receipt was too blurry, so I left it out.", "The taxi receipt was included.", "opposite"),
+        (
+            "The W-9 is on file, but the security questionnaire is still outstanding.",
+            "the questionnaire is completed",
+            "opposite",
+        ),
+        (
+            "His account had been locked after 5 failed attempts; it's unlocked now.",
+            "His account remains locked.",
+            "opposite",
+        ),
+        (
+            "I've issued a full refund of $49.99 to your Visa card.",
+            "your card was charged $49.99",
+            "opposite",
+        ),
+    ],
+)
+def test_service_how_it_went_dropped_left_out_outstanding_and_remains_are_read(
+    actual: str, expected: str, reason: str
+) -> None:
+    assert (guard(actual, expected) or "").startswith(reason)
+
+
+def test_a_verb_before_none_and_an_acronym_of_capitalised_words_are_said_alike() -> None:
+    assert (
+        guard("The plan adds 4 resources, changes 2 and destroys none.", "plan destroys no resources") is None
+    )
+    assert guard("The plan adds 4 resources and destroys 3.", "plan destroys no resources") is not None
+    answer = "LCP is now 3.1 s, still above the 2.5 s target."
+    assert changed_names(answer, "Largest Contentful Paint hasn't reached the 2.5-second goal.") == ([], [])

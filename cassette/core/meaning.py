@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
@@ -400,16 +401,17 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "succeeded succeeds successful successfully passed passing went_through completed finished "
         "complete done",
         "failed fails failing failure unsuccessful",
-        "pending on_hold in_progress still_running still_processing queued",
+        "pending on_hold in_progress still_running still_processing queued still_outstanding",
     ),
+    "went": ("went_well went_fine went_smoothly", "went_badly went_poorly went_wrong"),
     "switch": (
         "enabled activated turned_on switched_on is_on_, is_on_. are_on_, are_on_. stays_on stay_on "
         "remains_on left_on",
         "disabled deactivated turned_off switched_off is_off are_off stays_off stay_off remains_off left_off",
     ),
     "online": (
-        "online back_online up_and_running restored back_up recovered",
-        "offline still_down still_out is_down are_down went_down suspended interrupted",
+        "online back_online up_and_running restored back_up recovered back_in_service in_operation",
+        "offline still_down still_out is_down are_down went_down suspended interrupted out_of_service",
     ),
     "ongoing": (
         "ongoing continuing still_ongoing",
@@ -437,8 +439,11 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "remains_at",
     ),
     "plan": ("upgrade upgraded upgrades", "downgrade downgraded downgrades"),
-    "add": ("add added include included includes", "remove removed delete deleted exclude excluded excludes"),
-    "keep": ("keep keeps kept retain retained retains", "deleted erased removed discarded destroyed"),
+    "add": (
+        "add added include included includes",
+        "remove removed delete deleted exclude excluded excludes left_out left_it_out",
+    ),
+    "keep": ("keep keeps kept retain retained retains", "deleted erased removed discarded destroyed dropped"),
     "whole": ("full complete", "partial partially incomplete"),
     "hours": ("full_time", "part_time"),
     "valid": ("valid", "invalid expired"),
@@ -455,7 +460,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "afternoon afternoons",
         "evening evenings tonight night nights overnight",
     ),
-    "paid": ("paid", "unpaid is_due are_due still_due outstanding owed"),
+    "paid": ("paid", "unpaid is_due are_due still_due outstanding still_outstanding owed"),
     "price": (
         "free free_of_charge at_no_cost no_charge costs_nothing cost_nothing waived",
         "cost costs charge charged fee fees",
@@ -1082,6 +1087,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             and t not in act.conditional  # "if a spot opens up" does not say there are open seats
             and s not in exp.conditional  # "won't be released until the duty is paid": a delay
             and not _denied_alike(s, act, exp)
+            and not _verb_denies_alike(act, exp)
         ):
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
         elif want_pos != want_neg and t in act.positive and t in act.negated and s not in exp.conditional:
@@ -1095,7 +1101,8 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
 
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").
-_SENTENCE = re.compile(r"[.!?;\n]+")  # where a sentence ends, for the antonym guard
+# Where a sentence ends, for the antonym guard: not in "$49.99" or after "Dr." and "No."
+_SENTENCE = re.compile(r"(?:[!?;\n]|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\b[Nn]o)\.(?!\d))+")
 _CLAUSE_END = re.compile(rf"{_SENTENCE.pattern}|\s(?:but|however|whereas|although|while)\s", re.IGNORECASE)
 # ... and for the states of `_opposite`, also at ", and" / ", so" ("departing tomorrow at 11:40, and a
 # hotel tonight"): a state is said of its own clause, a negation may reach past the comma.
@@ -1331,6 +1338,16 @@ def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:
     return stem(by) in _DENYING and stem(by) in act.surface
 
 
+_VERB_NONE = re.compile(r"\b([^\W\d_]{3,})\s+(?:no|none|nothing)\b", re.IGNORECASE)
+
+
+def _verb_denies_alike(act: Analysis, exp: Analysis) -> bool:
+    """Whether a verb ``expected`` says before "no" ("destroys no resources") is said before "none" or
+    "nothing" in the answer too ("adds 4 resources and destroys none"): the answer denies its object."""
+    said = {stem(m[1].lower()) for m in _VERB_NONE.finditer(act.text)} if "no" in act.text else set()
+    return bool(said) and any(stem(m[1].lower()) in said for m in _VERB_NONE.finditer(exp.text))
+
+
 def _done_but_to_come(s: str, t: str, act: Analysis, exp: Analysis) -> bool:
     """Whether ``expected`` says ``s`` as done ("has already been charged") and the answer says it
     only as to come ("your card will be charged when they ship")."""
@@ -1451,7 +1468,7 @@ def _denied_side(act: Analysis, exp: Analysis) -> str | None:
     return None
 
 
-_STILL = re.compile(r"\b(?:still|anymore|any longer)\b", re.IGNORECASE)
+_STILL = re.compile(r"\b(?:still|anymore|any longer|remains|remain)\b", re.IGNORECASE)
 _REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
 
 
@@ -1590,7 +1607,10 @@ def changed_names(actual: str, expected: str) -> tuple[list[str], list[str]]:
     missing = [
         written
         for s, written in want.items()
-        if s not in have and _find(s, act) is None and not _spelled_out(written, actual)
+        if s not in have
+        and _find(s, act) is None
+        and not _spelled_out(written, actual)
+        and not _abbreviated(written, expected, have.values())
     ]
     if not missing:
         return [], []
@@ -1661,6 +1681,23 @@ def _spelled_out(name: str, text: str) -> bool:
     if not (1 < len(name) <= 6 and name.isupper()):
         return False
     return name.lower() in "".join(w[0] for w in _LETTERS.findall(text)).lower()
+
+
+_NAME_RUN = re.compile(r"(?:[A-Z][\w'-]*\s+){1,5}[A-Z][\w'-]*")
+
+
+def _abbreviated(name: str, text: str, acronyms: Iterable[str]) -> bool:
+    """Whether ``name`` is one of a run of capitalised words in ``text`` whose initials are one of
+    ``acronyms``: "Contentful" in "Largest Contentful Paint" for "LCP".
+
+    >>> _abbreviated("Contentful", "Largest Contentful Paint is 3.1 s.", ["LCP"])
+    True
+    """
+    said = {a.upper() for a in acronyms if 1 < len(a) <= 6 and a.isupper()}
+    return bool(said) and any(
+        name in run.split() and "".join(w[0] for w in run.split()).upper() in said
+        for run in _NAME_RUN.findall(text)
+    )
 
 
 _VALUE, _WORD, _GAP, _END = "v", "w", "g", "e"

@@ -1296,3 +1296,73 @@ def test_a_verb_before_none_and_an_acronym_of_capitalised_words_are_said_alike()
     assert guard("The plan adds 4 resources and destroys 3.", "plan destroys no resources") is not None
     answer = "LCP is now 3.1 s, still above the 2.5 s target."
     assert changed_names(answer, "Largest Contentful Paint hasn't reached the 2.5-second goal.") == ([], [])
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        (
+            "I ran the query for Q3: there were 1,284 orders from 312 distinct customers.",
+            "1,284 orders in Q3",
+        ),
+        (
+            "Seven nights at $48 per night, for a total of $336.",
+            "The stay costs $336 in total, which is seven nights at $48 each.",
+        ),
+        (
+            "Mowing every Tuesday, fertilizer in April. The first mow is April 9.",
+            "The lawn will be mowed each Tuesday.",
+        ),
+        (
+            "Nginx was reloaded on both load balancers, so no downtime.",
+            "reloading Nginx on the two load balancers caused no outage",
+        ),
+        ("No one reported losing data.", "There were zero reports of lost data."),
+        (
+            "The pad thai contains peanuts, so it isn't safe for a peanut allergy.",
+            "pad thai unsafe for peanut allergy",
+        ),
+        (
+            "The AC wasn't cooling because the capacitor had failed. He replaced it.",
+            "failed capacitor replaced",
+        ),
+        (
+            "The green curry has no peanuts or tree nuts.",
+            "The green curry is free of both peanuts and tree nuts.",
+        ),
+        ("The refrigerant level is fine, so no recharge was needed.", "no refrigerant recharge needed"),
+        (
+            "Velocity is up from 29 points last sprint.",
+            "velocity increased compared with the previous sprint's 29 points",
+        ),
+        ("The report is now pending approval from Helen.", "Helen still has to approve the report."),
+    ],
+)
+def test_said_alike_codes_commas_both_zero_un_free_of_and_to_do(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None and changed_role(actual, expected) is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        ("Your registration is active at 18 Birch Lane.", "Your voter registration has lapsed.", "opposite"),
+        ("Her DHPP booster has been overdue since August.", "The DHPP booster is up to date.", "opposite"),
+        (
+            "Velocity is up from 29 points last sprint.",
+            "Velocity went down compared with the last sprint.",
+            "opposite",
+        ),
+        (
+            "The team agreed to push the launch from May 6 to May 20.",
+            "The program will now launch on May 6.",
+            "expected '6'",
+        ),
+        (
+            "Most complaints mention the sync with Apple Health.",
+            "Hardly anyone complained about the sync.",
+            "not negated",
+        ),
+    ],
+)
+def test_lapsed_up_to_date_up_from_push_and_hardly_are_read(actual: str, expected: str, reason: str) -> None:
+    assert (guard(actual, expected) or "").startswith(reason)

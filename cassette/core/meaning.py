@@ -45,7 +45,7 @@ _STOPWORDS = frozenset(
     most other some such only own same than too very just also even still again ever further then
     once s t d ll m o re ve y st nd rd th am is are was were be been being have has had having do
     does did doing will would shall should can could may might must ought to of in on at by for with
-    about against between into through during before after above below from up down out off over
+    about against between into through during before after above below from up down out off over every
     under and or if as until of per via etc let lets get gets got getting please thank thanks
     sure okay ok well yes hi hello dear one ones something anything everything someone anyone
     """
@@ -56,6 +56,7 @@ _NEGATIONS = frozenset(
     _words(
         """
     not no never cannot nor neither without except excluding unable refuse refuses refused refusing none
+    zero hardly
     stop stops stopped ceased ceases skip skips skipped skipping
     nothing nobody
     nowhere cant wont dont doesnt didnt isnt arent wasnt werent shouldnt wouldnt couldnt havent hasnt
@@ -66,7 +67,10 @@ _NEGATIONS = frozenset(
 # Cues that are nouns too, after a determiner or another noun ("the bus stop", "two stops").
 _NOUN_CUES = frozenset({"stop", "stops", "skip"})
 # Cues that negate a noun phrase: their scope also ends at a comma ("No, we will refund you").
-_PHRASE_CUES = frozenset({"no", "none", "nothing", "nobody", "nowhere", "without", "except", "excluding"})
+_FREE = "fre"  # the stem of "free": "free of nuts" denies the nuts
+_PHRASE_CUES = frozenset(
+    {"no", "none", "nothing", "nobody", "nowhere", "without", "except", "excluding", "zero"}
+)
 # Words after a cue that cancel it: "no problem, we will refund you".
 _IDIOMS = frozenset({"problem", "worry", "doubt", "matter", "wonder", "only", "mind"})  # stems
 # Words that open a new clause and so end a negation's scope: "I can't refund it until Monday" does not
@@ -88,7 +92,7 @@ _NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
         _words(
-            "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+            "_ _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
             "sixteen seventeen eighteen nineteen twenty"
         )
     )
@@ -104,10 +108,10 @@ _UNIT_VALUES = dict(zip(_words("one two three four five six seven eight nine"), 
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
 _TEEN_VALUES = dict(zip(_words(_TEENS), range(10, 20)))
 _TENS_VALUES = dict(zip(_words("twenty thirty forty fifty sixty seventy eighty ninety"), range(20, 100, 10)))
-_SPELLED_VALUES = {"zero": 0} | _UNIT_VALUES | _TEEN_VALUES | _TENS_VALUES
+_SPELLED_VALUES = _UNIT_VALUES | _TEEN_VALUES | _TENS_VALUES
 _BELOW_100 = (
     rf"(?:(?:{'|'.join(_TENS_VALUES)})(?:[- ](?:{'|'.join(_UNIT_VALUES)}))?"
-    rf"|{'|'.join(_TEEN_VALUES)}|{'|'.join(_UNIT_VALUES)}|zero)"
+    rf"|{'|'.join(_TEEN_VALUES)}|{'|'.join(_UNIT_VALUES)})"
 )
 _BELOW_1000 = rf"(?:(?:{_BELOW_100}|a) hundred(?:(?: and)? {_BELOW_100})?|{_BELOW_100})"
 _SPELLED = (
@@ -319,7 +323,7 @@ _CHANGING = frozenset(
     change changed changes move moved moves reschedule rescheduled switch switched update updated
     upgrade upgraded downgrade downgraded raise raised raises lower lowered lowers increase increased
     increases decrease decreased decreases reduce reduced reduces rise rose fall fell drop dropped go
-    goes went bump bumps bumped roll rolled rolls revert reverted reverts
+    goes went bump bumps bumped roll rolled rolls revert reverted reverts push pushed postpone postponed
     """
     )
 )
@@ -382,7 +386,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
         "refuses forbidden prohibited turned_down",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
-        "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist",
+        "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist waiting_for_approval "
+        "pending_approval",
     ),
     "refund": (
         "refund refunded refunds refunding reimbursed credited_back",
@@ -419,7 +424,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "active": (
         "is_active are_active still_active remains_active stays_active",
-        "deleted closed cancelled canceled terminated deactivated blocked suspended frozen inactive",
+        "deleted closed cancelled canceled terminated deactivated blocked suspended frozen inactive lapsed",
     ),
     "works": (
         "works working still_works still_working",
@@ -430,7 +435,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "level": (
         "increase increased increases increasing raise raised raises rise rises rising rose risen higher "
         "grew grow grows growing go_up goes_up went_up gone_up going_up scaled_up scale_up up_# climbed "
-        "lifted jumped",
+        "lifted jumped up_from",
         "decrease decreased decreases decreasing lower lowered lowers reduce reduced reduces reduction "
         "drop dropped drops fell fall falls falling cut go_down goes_down went_down gone_down going_down "
         "scaled_down scale_down down_# is_down_# are_down_# declined declining dipped dips",
@@ -448,7 +453,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "hours": ("full_time", "part_time"),
     "valid": ("valid", "invalid expired"),
     "timing": (
-        "on_time early ahead_of_schedule ahead_of_the_deadline before_the_deadline",
+        "on_time early ahead_of_schedule ahead_of_the_deadline before_the_deadline up_to_date",
         "late delayed overdue running_late after_the_deadline past_the_deadline missed_the_deadline "
         "behind_schedule",
     ),
@@ -538,6 +543,8 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
         skip_to = i + size
         recent = words[max(clause_start, i - 3) : i]
         said = " ".join(raw[i : i + size])
+        if recent[-1:] == ["to"] and recent[-2:-1] in (["has"], ["have"], ["needs"], ["need"], ["yet"]):
+            continue  # "still has to approve it": what is to be done is not said
         cues = [w for w in recent if w.replace("'", "") in _NEGATIONS or w.endswith("n't")]
         if cues:
             if not any(c in _PHRASE_CUES for c in cues):  # "not admitted"; "no data lost" denies the data
@@ -591,6 +598,12 @@ def _codes(text: str) -> dict[str, str]:
         for name in pattern.findall(text) if mark.search(text) else ():
             found.setdefault(name.lower(), name)
     return found
+
+
+def _is_code(piece: str) -> bool:
+    """Whether a space-free piece of text is a code of letters and digits ("4B", "Q3"), not a value
+    with its unit ("10am", "5kg")."""
+    return any(not _UNIT_SUFFIX.fullmatch(code.lower()) for code in _CODE.findall(piece))
 
 
 def _shape(code: str) -> str:
@@ -747,6 +760,7 @@ def _read_clauses(
     before = kind_here = _STOP  # the kind of the token before this one, and of this one
     content, skip = _CONTENT, _SKIP  # locals: this loop is hot
     last_value = ""  # the value the previous token added to numbers, if it was a number
+    old_run = False  # the previous token was a value said as an old one ("from May 6 to May 20")
     start = True  # at the start of a sentence, where "May" is the verb ("May I help?")
     # No token spans a space, so tokenising space-separated pieces (cached: answers reuse their words)
     # gives the same tokens as one findall over the text, at a third of the cost.
@@ -759,10 +773,17 @@ def _read_clauses(
         elif kind is _NEGATION and word in _NOUN_CUES and (before is content or r.last_skip in _DETERMINERS):
             kind, word = content, stem(word)  # "the Cozumel stop was removed": the noun
         if kind is skip:
+            old_run = False
             r.stopword(word, prev)
             changed = changed or word == "up" or word == "down"  # "was up from $610 to $616"
             continue
-        was_old = (prev == "from" and changed) or (prev == "of" and prev2 == "instead") or prev2 == "rather"
+        was_old = (
+            (prev == "from" and changed)
+            or (prev == "of" and prev2 == "instead")
+            or prev2 == "rather"
+            or (old_run and (kind is _NUMBER or bool(payload)))  # "from May 6": the 6 too
+        )
+        old_run = was_old and (kind is _NUMBER or bool(payload))
         r.after_and = False
         passive, adjectival = r.last_skip in _PASSIVE, r.last_skip in _DETERMINERS or r.last_number
         pronoun = r.last_skip in _PRONOUNS  # "after it failed": the pronoun is what failed
@@ -881,7 +902,7 @@ class _Reader:
         self.after_and = word == "and"
         if self.after_and:  # "is cancelled and won't renew": the negation denies the renewal only
             self.new_clause()
-        if (word == "of" and prev == "instead") or (word == "than" and prev == "rather"):
+        if (word == "of" and prev in ("instead", _FREE)) or (word == "than" and prev == "rather"):
             self.cue, self.cue_phrase, self.reach, self.adjacent = f"{prev} {word}", True, _SCOPE, True
 
     def denial(self, word: str, tok: str, passive: bool, pronoun: bool) -> None:
@@ -1036,7 +1057,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
     veto: str | None = None
     for wanted, have in ((exp.numbers, act.numbers), (exp.names, act.names)):
         for key, written in wanted.items():
-            if key not in have and key not in _same_durations(exp.text, act.text):
+            if key not in have and key not in _same_durations(exp.text, act.text) and not _both(key, act):
                 found = ", ".join(f"'{w}'" for w in have.values()) or "none"
                 veto = veto or f"expected '{written}', answer has {found}"
             elif key in act.old and key not in exp.old and key not in _said_from(exp.text):
@@ -1061,7 +1082,9 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             continue
         want_pos, want_neg = s in exp.positive, s in exp.negated
         if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
-            if t in act.core or not (_says_a_lack(exp) or exp.negated) or _is_lack(t, act.surface[t]):
+            if (
+                t in act.core or not (_says_a_lack(exp) or exp.negated) or _is_lack(t, act.surface[t])
+            ) and not _denial_said_alike(t, act, exp):
                 negation = f"negated: '{act.negated[t]}'"
         elif (
             not want_neg
@@ -1088,6 +1111,8 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             and s not in exp.conditional  # "won't be released until the duty is paid": a delay
             and not _denied_alike(s, act, exp)
             and not _verb_denies_alike(act, exp)
+            # "no refrigerant recharge needed" for "the refrigerant is fine, so no recharge was needed"
+            and not any(w in act.core and w not in act.positive for w in exp.negated if w != s)
         ):
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
         elif want_pos != want_neg and t in act.positive and t in act.negated and s not in exp.conditional:
@@ -1249,13 +1274,17 @@ def _clock_times(text: str) -> dict[tuple[int, int, str], str]:
     return times
 
 
-_FROM_VALUE = re.compile(r"\bfrom\s+([$€£]?\d[\d,]*(?:\.\d+)?%?)", re.IGNORECASE)
+_FROM_VALUE = re.compile(
+    r"\b(?:from|than|versus|vs\.?|compared (?:with|to)(?: [^\W\d][\w']*){0,3}?)"
+    r"\s+([$€£]?\d[\d,]*(?:\.\d+)?%?)",
+    re.IGNORECASE,
+)
 
 
 def _said_from(text: str) -> frozenset[str]:
     """The numbers ``text`` says right after "from", as an old value of any verb ("charged from 18%
     to 80%"), where `Analysis.old` knows only the verbs of change."""
-    return frozenset(_number(m[1]) for m in _FROM_VALUE.finditer(text)) if "rom " in text else frozenset()
+    return frozenset(_number(m[1]) for m in _FROM_VALUE.finditer(text))
 
 
 _NOT_YET = re.compile(r"\b(?:not|never|\w+n't)\b[^.;,]{0,40}?\byet\b|\byet to\b", re.IGNORECASE)
@@ -1278,6 +1307,14 @@ def _yet(act: Analysis, exp: Analysis) -> str | None:
         if not_yet is not None and not clause.negated and (done := _DONE_VERB.search(clause.text)):
             return f"tense: expected '{not_yet[0]}', answer says '{done[0]}'"
     return None
+
+
+_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
+
+
+def _both(key: str, act: Analysis) -> bool:
+    """Whether a 2 of ``expected`` is the answer's "both" ("the two load balancers")."""
+    return key == "2" and "oth" in act.text and _BOTH.search(act.text) is not None
 
 
 def _changed_half_of_day(act: Analysis, exp: Analysis) -> str | None:
@@ -1336,6 +1373,16 @@ def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:
     logins" in "locked after five failed login attempts"."""
     by = exp.negated[s].rsplit(" ", 1)[-1].lower()
     return stem(by) in _DENYING and stem(by) in act.surface
+
+
+def _denial_said_alike(t: str, act: Analysis, exp: Analysis) -> bool:
+    """Whether ``expected`` says the answer's denial of ``t`` in one word: "unsafe" for "isn't safe"
+    (the answer negates what the "un-" word of ``expected`` denies), "failed capacitor" for "the
+    capacitor had failed" (a verb of failure beside the word)."""
+    by = act.negated[t].rsplit(" ", 1)[-1].lower()
+    if stem(by) in _DENYING and stem(by) != t and _beside(stem(by), [t], exp.text):
+        return True
+    return any(f"un{core}" in exp.surface for core in act.core)
 
 
 _VERB_NONE = re.compile(r"\b([^\W\d_]{3,})\s+(?:no|none|nothing)\b", re.IGNORECASE)
@@ -1710,12 +1757,14 @@ _SIZE = re.compile(r"\d[\d.,]*-[^\W\d_]")  # "a 30-year mortgage", "a 20-minute 
 @lru_cache(maxsize=4096)
 def _slots(text: str) -> tuple[tuple[str, str], ...]:
     """``text`` as (kind, key) for `changed_role`: values (numbers, weekdays, months), content words,
-    stopwords (gaps) and sentence ends; commas, single letters ("14C") and am/pm are left out."""
+    stopwords (gaps) and ends (of sentences and at commas); single letters ("14C") and am/pm are left out."""
     out: list[tuple[str, str] | None] = []
     for piece in in_digits(text).replace("’", "'").split(" "):
         tokens = _piece(piece)
         if _SIZE.match(piece):  # "a 30-year mortgage": the number describes the next word
             tokens = ((_SKIP, "", "", ""), *tokens[1:])
+        elif _LETTER_BY_DIGIT.search(piece) and _is_code(piece):  # "unit 4B", "in Q3": a code, no value
+            tokens = tuple((_SKIP, "", "", "") if t[0] is _NUMBER else t for t in tokens)
         out.extend(_slot(kind, word, name, tok) for kind, word, name, tok in tokens)
     return tuple(slot for slot in out if slot is not None)
 
@@ -1726,9 +1775,9 @@ def _slot(kind: str, word: str, name: str, tok: str) -> tuple[str, str] | None:
         return _VALUE, name or word
     if kind is _CONTENT:
         return (_WORD, word) if len(tok) > 1 and word not in _UNITS else None
-    if kind is _STOP and tok != ":":
+    if (kind is _STOP and tok != ":") or kind is _COMMA:
         return _END, tok
-    return (_GAP, word) if kind is not _COMMA and word not in _UNITS else None
+    return (_GAP, word) if word not in _UNITS else None
 
 
 def _values_after(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:

@@ -1366,3 +1366,70 @@ def test_said_alike_codes_commas_both_zero_un_free_of_and_to_do(actual: str, exp
 )
 def test_lapsed_up_to_date_up_from_push_and_hardly_are_read(actual: str, expected: str, reason: str) -> None:
     assert (guard(actual, expected) or "").startswith(reason)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("Coverage went from 78% to 83%.", "test coverage climbed from 78 to 83 percent"),
+        (
+            "It does not happen on Chrome or Firefox, and the file actually reaches the server.",
+            "the file does reach the server",
+        ),
+        (
+            "I scheduled the Q3 board meeting for Thursday, October 9, from 10:00 to 13:00.",
+            "Q3 board meeting on October 9",
+        ),
+        (
+            "Six of the seven directors confirmed; Helen Park declined.",
+            "Every director except Helen Park confirmed.",
+        ),
+        ("The meeting is at 14:00.", "the meeting is at 2 pm"),
+    ],
+)
+def test_a_percent_range_a_new_clause_a_date_after_a_comma_an_exception_and_a_24_hour_time(
+    actual: str, expected: str
+) -> None:
+    assert guard(actual, expected) is None and changed_role(actual, expected) is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            "I rebooked you on the 09:05 service, arriving at 11:18.",
+            "The replacement train gets in at 12:18.",
+            "expected '12:18'",
+        ),
+        (
+            "The cycle count in Warehouse B found 1,140 units.",
+            "The cycle count was done in Warehouse C.",
+            "expected 'Warehouse C'",
+        ),
+        ("I reproduced the bug on Safari 17.", "I wasn't able to reproduce the upload bug.", "not negated"),
+        (
+            "The plan has daily band exercises at home.",
+            "The plan doesn't include any exercises to do at home.",
+            "not negated",
+        ),
+        ("Boxes will go up 12% from September 1.", "Northfield is cutting its prices for boxes.", "opposite"),
+        (
+            "I moved your dinner from Friday at 7:30 p.m. to Saturday at 8:00 p.m.",
+            "Your dinner is now on Saturday at 7:30 p.m.",
+            "expected '7:30'",
+        ),
+    ],
+)
+def test_times_letters_able_include_cutting_and_an_old_time_are_read(
+    actual: str, expected: str, reason: str
+) -> None:
+    assert (guard(actual, expected) or "").startswith(reason)
+
+
+def test_a_short_sentence_with_several_names_is_no_heading() -> None:
+    answer = "You're registered for KubeCon Europe in Amsterdam, March 19-21."
+    assert changed_names(answer, "You're registered for KubeCon Europe in Paris.") == (
+        ["Paris"],
+        ["Amsterdam"],
+    )
+    assert changed_names("Obama signs the bill.", "Son Found Dead At Home") == ([], [])

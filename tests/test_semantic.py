@@ -1070,7 +1070,7 @@ def test_the_guards_docstring_examples_hold() -> None:
         (
             "I skipped adding the Friday strength session.",
             "The Friday strength session was added.",
-            "negated: 'skipped adding'",
+            "negated: 'skipped … adding'",
         ),
         (
             "Your claim CLM-88310 was approved. The rental car coverage was denied because your policy"
@@ -1433,3 +1433,47 @@ def test_a_short_sentence_with_several_names_is_no_heading() -> None:
         ["Amsterdam"],
     )
     assert changed_names("Obama signs the bill.", "Son Found Dead At Home") == ([], [])
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            "Your Honda Civic passed the safety inspection, but it failed the emissions test.",
+            "The Civic failed the safety inspection.",
+            "opposite",
+        ),
+        (
+            "Boxes go up 12% from September 1; Errors were jumping from 20 to 1,450 an hour.",
+            "errors dropped",
+            "opposite",
+        ),
+        ("The appeal was accepted for review.", "The appeal was approved.", "opposite"),
+    ],
+)
+def test_a_pronoun_said_of_another_thing_and_accepted_for_review_are_read(
+    actual: str, expected: str, reason: str
+) -> None:
+    assert (guard(actual, expected) or "").startswith(reason)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        (
+            "A deposit is paid; the balance is due by September 1.",
+            "The remaining balance must be paid by September 1.",
+        ),
+        ("He checked the water heater, which is working fine.", "the water heater was found to be working"),
+        ("I did not run VACUUM FULL because it locks the table.", "VACUUM FULL was avoided"),
+        (
+            "You finished 7 of the 10 modules. The final project is still outstanding.",
+            "the final project is still outstanding",
+        ),
+        ("I booked you into the 6:15 PM spin class on Thursday.", "Thursday spin class booked"),
+    ],
+)
+def test_to_do_avoided_a_state_of_another_thing_and_a_value_of_another_kind_pass(
+    actual: str, expected: str
+) -> None:
+    assert guard(actual, expected) is None and changed_role(actual, expected) is None

@@ -57,7 +57,7 @@ _NEGATIONS = frozenset(
         """
     not no never cannot nor neither without except excluding unable refuse refuses refused refusing none
     zero hardly
-    stop stops stopped ceased ceases skip skips skipped skipping
+    stop stops stopped ceased ceases
     nothing nobody
     nowhere cant wont dont doesnt didnt isnt arent wasnt werent shouldnt wouldnt couldnt havent hasnt
     hadnt mustnt
@@ -310,10 +310,14 @@ def _number(text: str) -> str:
 
 # Verbs that deny what comes before them in their clause ("payment failed", "refund declined"): that
 # subject counts as both polarities, so "payment failed" may match "we could not process your payment".
-_DENYING = frozenset(stem(w) for w in _words("failed fails denied denies declined declines rejected rejects"))
+_DENYING = frozenset(
+    stem(w) for w in _words("failed fails denied denies declined declines rejected rejects skipped skips")
+)
 # Of those, the ones that also deny their object in the active voice: "the bank declined the payment",
 # "I rejected the invite" (but "declined by your bank", "failed for lack of funds": not the bank, the funds).
-_DENYING_OBJECT = frozenset(stem(w) for w in _words("denied denies declined declines rejected rejects"))
+_DENYING_OBJECT = frozenset(
+    stem(w) for w in _words("denied denies declined declines rejected rejects skipped skips")
+)
 _PASSIVE = frozenset(_words("is are was were be been being get gets got"))
 # Verbs of change: in their clause, "from X" is the old value ("moved from Wednesday to Thursday").
 _CHANGING = frozenset(
@@ -391,7 +395,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "refuses forbidden prohibited turned_down",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
         "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist waiting_for_approval "
-        "pending_approval",
+        "pending_approval accepted_for_review",
     ),
     "refund": (
         "refund refunded refunds refunding reimbursed credited_back",
@@ -439,7 +443,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "level": (
         "increase increased increases increasing raise raised raises raising rise rises rising rose risen "
         "higher grew grow grows growing go_up goes_up went_up gone_up going_up scaled_up scale_up up_# "
-        "climbed lifted jumped up_from",
+        "climbed lifted jumped jumping up_from",
         "decrease decreased decreases decreasing lower lowered lowers reduce reduced reduces reduction "
         "drop dropped drops fell fall falls falling cut cutting go_down goes_down went_down gone_down "
         "going_down scaled_down scale_down down_# is_down_# are_down_# declined declining dipped dips",
@@ -511,6 +515,19 @@ _SIDE_FIRST = frozenset(form.split("_", 1)[0] for form in _SIDE_OF)  # most word
 _SIDE_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[.!?;:,]")  # a number reads as "#": "up 8%"
 
 
+_OBLIGED = frozenset(_words("has have needs need yet"))  # "… to" before what is still to be done
+
+
+def _to_do(recent: list[str]) -> bool:
+    """Whether the words before a side make it a thing to do, not a state said: "still has to approve",
+    "has yet to approve", "must be paid", "needs to be signed"; not "turned out to be faulty"."""
+    if recent[-1:] == ["be"]:  # "must be paid", "needs to be signed"
+        recent = recent[:-1]
+        if recent[-1:] in (["must"], ["should"]):
+            return True
+    return recent[-1:] == ["to"] and len(recent) > 1 and recent[-2] in _OBLIGED
+
+
 @lru_cache(maxsize=4096)
 def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """The opposite-state sides ``text`` says positively (``{"decision:1": "denied"}``), the sides it
@@ -547,8 +564,8 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
         skip_to = i + size
         recent = words[max(clause_start, i - 3) : i]
         said = " ".join(raw[i : i + size])
-        if recent[-1:] == ["to"] and recent[-2:-1] in (["has"], ["have"], ["needs"], ["need"], ["yet"]):
-            continue  # "still has to approve it": what is to be done is not said
+        if _to_do(words[max(clause_start, i - 3) : i]):
+            continue  # "still has to approve it", "must be paid by": what is to be done is not said
         cues = [w for w in recent if w.replace("'", "") in _NEGATIONS or w.endswith("n't")]
         if cues:
             if not any(c in _PHRASE_CUES for c in cues):  # "not admitted"; "no data lost" denies the data
@@ -1374,7 +1391,7 @@ def _is_lack(word: str, written: str) -> bool:
 
 
 # Words that say a thing was left as it was or did not happen ("the fund was left untouched").
-_LACKING = frozenset(stem(w) for w in _words("untouched intact unaffected unused skipped missed"))
+_LACKING = frozenset(stem(w) for w in _words("untouched intact unaffected unused skipped missed avoided"))
 
 
 def _says_a_lack(exp: Analysis) -> bool:
@@ -1505,7 +1522,26 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         if not others:
             continue
         if key not in act.sides:
-            return f"opposite: expected '{written}', answer says '{act.sides[others[0]]}'"
+            # said of something the expected text names, or of "it": not "you finished 7 of the 10
+            # modules" for "the final project is still outstanding"
+            words = [s for s in exp.order if not _SIDE_OF.get(exp.surface[s].lower())]
+            said = next(
+                (
+                    c.sides[k]
+                    for c in _clauses(act.text, _SENTENCE)
+                    for k in others
+                    if k in c.sides
+                    and (
+                        not words
+                        or any(_find(w, c) is not None for w in words)
+                        or _REFERRING.intersection(_LETTERS.findall(c.text.lower()))
+                    )
+                ),
+                None,
+            )
+            if said is not None:
+                return f"opposite: expected '{written}', answer says '{said}'"
+            continue
         if _ALL.search(exp.text):  # "all tests passed" is not "142 tests passed and 3 failed"
             return f"opposite: expected all '{written}', answer also says '{act.sides[others[0]]}'"
         latest = act.latest_sides[family]
@@ -1515,7 +1551,7 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         said_in = next((c for c in _clauses(exp.text, _STATE_CLAUSE_END) if key in c.sides), exp)
         words = [s for s in said_in.order if not _SIDE_OF.get(said_in.surface[s].lower())]
         about = _clauses_about(act, words, _STATE_CLAUSE_END)
-        if about and not any(key in c.sides for c in about) and not _may_refer_back(act, key):
+        if about and not any(key in c.sides for c in about) and not _may_refer_back(act, exp, key):
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}' of it"
@@ -1541,12 +1577,16 @@ _STILL = re.compile(r"\b(?:still|anymore|any longer|remains|remain)\b", re.IGNOR
 _REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
 
 
-def _may_refer_back(act: Analysis, key: str) -> bool:
+def _may_refer_back(act: Analysis, exp: Analysis, key: str) -> bool:
     """Whether a clause saying side ``key`` has a pronoun that may stand for what ``expected`` is about
     ("your account was locked … I've unlocked it now"); not one in the reason it gives ("coverage was
-    denied because your policy does not include it")."""
+    denied because your policy does not include it"), nor one said of another thing ("passed the safety
+    inspection, but it failed the emissions test")."""
     return any(
-        key in clause.sides and _REFERRING.intersection(_LETTERS.findall(clause.text.lower()))
+        key in clause.sides
+        and _REFERRING.intersection(_LETTERS.findall(clause.text.lower()))
+        and sum(not _SIDE_OF.get(clause.surface[w].lower()) and _find(w, exp) is None for w in clause.order)
+        < 2
         for clause in _clauses(act.text, _REASON_END)
     )
 
@@ -1852,6 +1892,11 @@ def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis) ->
     )
 
 
+def _value_kind(value: str) -> str:
+    """A role value's kind: a date name (weekday, month, season), a time ("6:15") or a number."""
+    return "name" if value[0].isalpha() else "time" if ":" in value else "number"
+
+
 def changed_role(actual: str, expected: str) -> str | None:
     """A veto when a number or date of ``expected`` is in the answer, but the word it is attached to
     in ``expected`` carries another value there: "delivered on March 3" for "placed on March 3, will be
@@ -1893,7 +1938,9 @@ def changed_role(actual: str, expected: str) -> str | None:
                 others
                 # said the other way round: "the charge from April 28" for "the April 28 charge"
                 and not any(key in _values_after(act, n) or key in _values_before(act, n) for n in at)
-                and any(v not in run for b in others for v in b)  # "table for 6" of "table for 6 Friday"
+                # another value of its kind: "table for 6" is not "table for 6 Friday", "the 6:15 spin class
+                # on Thursday" is "Thursday spin class"
+                and any(v not in run and _value_kind(v) == _value_kind(key) for b in others for v in b)
                 and not _carried_alike(act, key, analyse(expected))
             ):
                 said = " ".join(v for _, v in exp[start : end + 1])

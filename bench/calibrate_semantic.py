@@ -171,8 +171,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         rows = read_entailment_pairs(args.pairs)
         for split in SPLITS:
-            entail, contra = pass_rates(backend, rows, split)
             n = sum(r["split"] == split for r in rows)
+            if not n:
+                continue  # a file of one batch holds one split
+            entail, contra = pass_rates(backend, rows, split)
             print(
                 f"{'':<11} {split:<11} ({n} pairs): entailment-pass {entail:.2f}  "
                 f"contradiction-pass {contra:.2f}  difference {entail - contra:.2f}"

@@ -65,9 +65,8 @@ _NEGATIONS = frozenset(
     )
 )
 # Cues that are nouns too, after a determiner or another noun ("the bus stop", "two stops").
-_NOUN_CUES = frozenset({"stop", "stops", "skip"})
+_NOUN_CUES = frozenset({"stop", "stops"})
 # Cues that negate a noun phrase: their scope also ends at a comma ("No, we will refund you").
-_FREE = "fre"  # the stem of "free": "free of nuts" denies the nuts
 _PHRASE_CUES = frozenset(
     {"no", "none", "nothing", "nobody", "nowhere", "without", "except", "excluding", "zero"}
 )
@@ -125,6 +124,8 @@ _SCALED = re.compile(r"\d(?:[kK]|M|bn)\b")
 _HOURS = {
     w: i for i, w in enumerate(_words("twelve one two three four five six seven eight nine ten eleven"))
 }
+# what one of `_IN_WORDS` has in it: a text with none of these (most) is left as it is
+_IN_WORDS_CUES = ("ty", "hundred", "thousand", "dozen", "cent", "past", " to ", "noon", "midnight", "midday")
 _IN_WORDS = re.compile(
     # "half past six", "ten past five", "a quarter to nine", "20 minutes to 4"; not "from three to eight"
     rf"\b(?:(?P<minutes>half|(?:a )?quarter|(?:{_BELOW_100}|\d{{1,2}}) minutes|{_BELOW_100}(?= past))"
@@ -179,21 +180,7 @@ def _in_digits(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     '24 hours, 24 eggs, up 12%, $10.05'
     """
     lowered = text.lower()
-    if not _SCALED.search(text) and not any(
-        cue in lowered
-        for cue in (
-            "ty",
-            "hundred",
-            "thousand",
-            "dozen",
-            "cent",
-            "past",
-            " to ",
-            "noon",
-            "midnight",
-            "midday",
-        )
-    ):
+    if not _SCALED.search(text) and not any(cue in lowered for cue in _IN_WORDS_CUES):
         return text, ()  # most texts: nothing to rewrite
     written: list[tuple[str, str]] = []
 
@@ -222,8 +209,9 @@ def _in_digits(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 
 def in_digits(text: str) -> str:
-    """``text`` with numbers spelled out past one word written in digits, "N percent" as "N%" and
-    "N dollars and M cents" as an amount: what `analyse` and `changed_role` read.
+    """``text`` with numbers spelled out past one word written in digits, "N percent" as "N%",
+    "N dollars and M cents" and "$152k" as amounts and times said in words as the clock writes them:
+    what `analyse` and `changed_role` read.
 
     >>> in_digits("a hundred and twenty users, thirty days")
     '120 users, 30 days'
@@ -287,6 +275,9 @@ def stem(word: str) -> str:
     if len(w) > 3 and w.endswith("e"):
         w = w[:-1]  # charge/charged -> charg
     return w
+
+
+_FREE = stem("free")  # "free of nuts" denies the nuts
 
 
 # Verbs that describe what an answer does rather than what it says: "offers a refund", "mentions the
@@ -564,7 +555,7 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
         skip_to = i + size
         recent = words[max(clause_start, i - 3) : i]
         said = " ".join(raw[i : i + size])
-        if _to_do(words[max(clause_start, i - 3) : i]):
+        if _to_do(recent):
             continue  # "still has to approve it", "must be paid by": what is to be done is not said
         cues = [w for w in recent if w.replace("'", "") in _NEGATIONS or w.endswith("n't")]
         if cues:
@@ -793,21 +784,14 @@ def _read_clauses(
         prev2, prev, here = prev, here, word
         before, kind_here = kind_here, kind
         was_start, start = start, kind is _STOP
-        if kind is skip and word == "may" and tok[0] == "M" and not was_start:
-            kind, payload = content, "may"  # "delivered in May": the month, guarded like the others
-        elif kind is _NEGATION and word in _NOUN_CUES and (before is content or r.last_skip in _DETERMINERS):
-            kind, word = content, stem(word)  # "the Cozumel stop was removed": the noun
+        if word == "may" or word in _NOUN_CUES:
+            kind, word, payload = _in_context(kind, word, payload, tok, was_start, before, r.last_skip)
         if kind is skip:
             old_run = old_run and word == "at"  # "from Friday at 7:30 to Saturday at 8": the time too
             r.stopword(word, prev)
             changed = changed or word == "up" or word == "down"  # "was up from $610 to $616"
             continue
-        was_old = (
-            (prev == "from" and changed)
-            or (prev == "of" and prev2 == "instead")
-            or prev2 == "rather"
-            or (old_run and (kind is _NUMBER or bool(payload)))  # "from May 6": the 6 too
-        )
+        was_old = _said_as_old(kind is _NUMBER or bool(payload), prev, prev2, changed, old_run)
         old_run = was_old and (kind is _NUMBER or bool(payload))
         r.after_and = False
         passive, adjectival = r.last_skip in _PASSIVE, r.last_skip in _DETERMINERS or r.last_number
@@ -849,6 +833,29 @@ def _read_clauses(
             changed = changed and kind is _COMMA  # "rose by 2%, from $610 to $616"
     r.finish(conditional)
     return frozenset(old - current)
+
+
+def _in_context(
+    kind: str, word: str, payload: str, tok: str, was_start: bool, before: str, last_skip: str
+) -> tuple[str, str, str]:
+    """A token's (kind, key, extra) read with the token before it: "May" inside a sentence is the
+    month ("delivered in May"), "stop" after a determiner or a noun is the noun ("the Cozumel stop")."""
+    if kind is _SKIP and word == "may" and tok[0] == "M" and not was_start:
+        return _CONTENT, word, "may"
+    if kind is _NEGATION and (before is _CONTENT or last_skip in _DETERMINERS):
+        return _CONTENT, stem(word), payload
+    return kind, word, payload
+
+
+def _said_as_old(value: bool, prev: str, prev2: str, changed: bool, old_run: bool) -> bool:
+    """Whether a token is said as an old value: after "from" in a clause with a verb of change, after
+    "instead of" or "rather than", or as the next value of an old one ("from May 6": the 6 too)."""
+    return (
+        (prev == "from" and changed)
+        or (prev == "of" and prev2 == "instead")
+        or prev2 == "rather"
+        or (old_run and value)
+    )
 
 
 def _multiply(numbers: dict[str, str], value: str, multiplier: str) -> str:

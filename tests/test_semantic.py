@@ -21,7 +21,15 @@ from cassette import (
     semantic_match,
 )
 from cassette.core import meaning
-from cassette.core.meaning import analyse, antonyms, changed_names, changed_role, guard, stem
+from cassette.core.meaning import (
+    analyse,
+    antonyms,
+    changed_names,
+    changed_role,
+    guard,
+    stem,
+    swapped_modifiers,
+)
 from cassette.plugins.semantic_lexical import LEXICAL
 from cassette.review.semantic import SemanticBackend, available_backends, configure, get_backend
 
@@ -1477,3 +1485,40 @@ def test_to_do_avoided_a_state_of_another_thing_and_a_value_of_another_kind_pass
     actual: str, expected: str
 ) -> None:
     assert guard(actual, expected) is None and changed_role(actual, expected) is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        (
+            "I ran the suite: 1,284 tests passed and 3 failed. All three failures are in test_export.py.",
+            "The failing tests are all in one file.",
+        ),
+        (
+            "I turned off the flag in production, while leaving it enabled in staging.",
+            "flag disabled in production",
+        ),
+        (
+            "I scaled it down but did not delete it, since the ML team owns it.",
+            "The cluster belongs to the ML team.",
+        ),
+        ("14 users were reviewed, and 3 were revoked because they left.", "3 users revoked"),
+        ("I booked two adult tickets on the 7:30 a.m. ferry on July 9.", "ferry booked for July 9"),
+        (
+            "The change fee is $75, plus a $40 fare difference.",
+            "a seventy-five dollar fee and forty dollars in fare difference",
+        ),
+        ("The registrar approved it because of your documented conflict.", "reschedule approved"),
+    ],
+)
+def test_all_said_of_a_place_a_side_in_another_word_since_be_a_date_run_and_units_pass(
+    actual: str, expected: str
+) -> None:
+    assert guard(actual, expected) is None and changed_role(actual, expected) is None
+    assert swapped_modifiers(actual, expected) == []
+
+
+def test_a_side_said_of_another_thing_and_a_label_number_are_read() -> None:
+    assert guard("You'll keep ESPN and add beIN Sports, but you'll lose HBO.", "HBO removed") is None
+    answer = "Section 01 is still open with 5 seats; you are on the waitlist for section 02."
+    assert guard(answer, "Section 01 has 2 open seats.") == "expected '2', answer has '01', '5', '02'"

@@ -75,7 +75,7 @@ _IDIOMS = frozenset({"problem", "worry", "doubt", "matter", "wonder", "only", "m
 # Words that open a new clause and so end a negation's scope: "I can't refund it until Monday" does not
 # deny Monday, "costs nothing if you return it" does not deny returning.
 _CONTRAST = frozenset(
-    {"but", "however", "although", "though", "yet", "instead", "whereas", "because", "so"}
+    {"but", "however", "although", "though", "yet", "instead", "whereas", "because", "since", "so"}
     | {"if", "unless", "until", "when", "while"}
 )
 # Tense markers: what follows in the clause is said of the future ("will be charged") or the past.
@@ -293,6 +293,8 @@ def _number(text: str) -> str:
     value = text.lstrip("$€£").rstrip("%").replace(",", "")
     if value.count(".") == 1:  # "2.50" is 2.5; a version ("4.17.20") is as written
         value = value.rstrip("0").rstrip(".")
+    if len(value) > 1 and value[0] == "0" and value[1].isdigit() and "." not in value:
+        return value  # "section 02", "MR-01": a label as written, not the number 2
     value = value.lstrip("0") or "0"
     if value[0] == ".":
         value = "0" + value  # "0.27.2", "0.5"
@@ -1535,7 +1537,7 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             said = next(
                 (
                     c.sides[k]
-                    for c in _clauses(act.text, _SENTENCE)
+                    for c in _clauses(act.text, _CLAUSE_END)
                     for k in others
                     if k in c.sides
                     and (
@@ -1549,7 +1551,9 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}'"
             continue
-        if _ALL.search(exp.text):  # "all tests passed" is not "142 tests passed and 3 failed"
+        if _ALL.search(exp.text[: exp.text.lower().find(written.lower())]):
+            # "all tests passed" is not "142 tests passed and 3 failed"; "the failing tests are all in
+            # one file" says no "all" of the failing
             return f"opposite: expected all '{written}', answer also says '{act.sides[others[0]]}'"
         latest = act.latest_sides[family]
         if _STILL.search(exp.text) and latest != key:  # "was locked … I've unlocked it now"
@@ -1666,6 +1670,8 @@ def _antonym(act: Analysis, exp: Analysis) -> str | None:
         base = _degree_base(s) if s in exp.positive and s not in exp.negated else None
         if base is None or _find(s, act) is not None:
             continue
+        if any(key in act.sides for key in _SIDE_OF.get(exp.surface[s].lower(), ())):
+            continue  # the answer says it in another word of its side: "turned off" for "disabled"
         for t in act.order:
             if t not in act.positive or t in act.negated or _degree_base(t) not in table[base]:
                 continue
@@ -1744,16 +1750,25 @@ def _opens_phrase(tokens: tuple[_Token, ...], i: int) -> bool:
     return kind is _STOP or kind is _NUMBER or (kind is _SKIP and word in _DETERMINERS)
 
 
+# Units a number is said in: before a noun they measure it ("a 75 dollar fee"), they name no kind of it.
+_MEASURES = frozenset(
+    stem(w)
+    for w in _words("dollar dollars euro euros pound pounds percent minute hour day week month year mile")
+)
+
+
 def _modifiers(text: str) -> tuple[tuple[str, str, str], ...]:
     """(modifier stem, as written, head stem) of each noun phrase of ``text`` that opens with two
-    content words, the first not a verb form ("the security team", "your work email"; not "the
-    failed payment")."""
+    content words, neither a verb form nor the first a unit ("the security team", "your work email";
+    not "the failed payment", "reschedule approved", "a 75 dollar fee")."""
     tokens = tuple(chain.from_iterable(map(_piece, text.replace("’", "'").split(" "))))
     found = []
     for i in range(len(tokens) - 1):
         (kind, word, name, tok), (head_kind, head) = tokens[i][:4], tokens[i + 1][:2]
-        verbal = tok.lower().endswith(("ing", "ed")) or word in _DESCRIBING
+        head_tok = tokens[i + 1][3].lower()
+        verbal = tok.lower().endswith(("ing", "ed")) or word in _DESCRIBING or head_tok.endswith("ed")
         both_words = kind is _CONTENT and head_kind is _CONTENT and not name and len(tok) > 2
+        both_words = both_words and word not in _MEASURES  # "a 75 dollar fee": a unit, not a kind
         if both_words and not verbal and _opens_phrase(tokens, i):
             found.append((word, tok, head))
     return tuple(found)
@@ -1870,9 +1885,11 @@ def _values_after(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
 
 def _values_before(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
     """The values right before the word at ``i``, with no word between ("build 412 failed") but the
-    noun it ends ("128 order lines")."""
+    noun it ends ("128 order lines") or a form of "be" ("3 were revoked")."""
     if i > 1 and slots[i - 1][0] is _WORD and slots[i - 2][0] is _VALUE:
         i -= 1
+    while i > 1 and slots[i - 1][0] is _GAP and slots[i - 1][1] in _PASSIVE:
+        i -= 1  # "3 were revoked": the 3 were
     j = i
     while j > 0 and (slots[j - 1][0] is _VALUE or (slots[j - 1][1] in _PARTITIVE and j > 1)):
         j -= 1  # "2 of 5 nodes" is one run: the 2 are nodes too
@@ -1899,9 +1916,12 @@ def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis) ->
     )
 
 
-def _value_kind(value: str) -> str:
-    """A role value's kind: a date name (weekday, month, season), a time ("6:15") or a number."""
-    return "name" if value[0].isalpha() else "time" if ":" in value else "number"
+def _value_kind(values: list[str]) -> str:
+    """A run of role values' kind: a date (it names a weekday, month or season: "July 9"), a time
+    ("6:15") or a number."""
+    if any(v[0].isalpha() for v in values):
+        return "date"
+    return "time" if any(":" in v for v in values) else "number"
 
 
 def changed_role(actual: str, expected: str) -> str | None:
@@ -1947,7 +1967,7 @@ def changed_role(actual: str, expected: str) -> str | None:
                 and not any(key in _values_after(act, n) or key in _values_before(act, n) for n in at)
                 # another value of its kind: "table for 6" is not "table for 6 Friday", "the 6:15 spin class
                 # on Thursday" is "Thursday spin class"
-                and any(v not in run and _value_kind(v) == _value_kind(key) for b in others for v in b)
+                and any(v not in run for b in others if _value_kind(b) == _value_kind(list(run)) for v in b)
                 and not _carried_alike(act, key, analyse(expected))
             ):
                 said = " ".join(v for _, v in exp[start : end + 1])

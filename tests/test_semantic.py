@@ -1522,3 +1522,18 @@ def test_a_side_said_of_another_thing_and_a_label_number_are_read() -> None:
     assert guard("You'll keep ESPN and add beIN Sports, but you'll lose HBO.", "HBO removed") is None
     answer = "Section 01 is still open with 5 seats; you are on the waitlist for section 02."
     assert guard(answer, "Section 01 has 2 open seats.") == "expected '2', answer has '01', '5', '02'"
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("Latency is up 30 ms since the cache was turned off.", "the cache is on"),
+        ("The backlog is down to 2,100 and shrinking.", "The backlog is still growing."),
+        (
+            "Lag started growing at 09:40. I restarted the consumer, and lag is now decreasing.",
+            "Lag keeps growing.",
+        ),
+    ],
+)
+def test_a_state_at_the_text_s_end_shrinking_down_to_and_keeps_are_read(actual: str, expected: str) -> None:
+    assert (guard(actual, expected) or "").startswith("opposite")

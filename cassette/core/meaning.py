@@ -436,10 +436,11 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "level": (
         "increase increased increases increasing raise raised raises raising rise rises rising rose risen "
         "higher grew grow grows growing go_up goes_up went_up gone_up going_up scaled_up scale_up up_# "
-        "climbed lifted jumped jumping up_from",
+        "climbed lifted jumped jumping up_from slightly_up",
         "decrease decreased decreases decreasing lower lowered lowers reduce reduced reduces reduction "
         "drop dropped drops fell fall falls falling cut cutting go_down goes_down went_down gone_down "
-        "going_down scaled_down scale_down down_# is_down_# are_down_# declined declining dipped dips",
+        "going_down scaled_down scale_down down_# is_down_# are_down_# declined declining dipped dips "
+        "slightly_down down_to_# shrinking shrank shrinks",
         "unchanged stays_the_same stay_the_same remains_the_same remain_the_same stays_at staying_at "
         "stayed_at stayed_the_same remained_at remained_the_same stayed_flat was_flat were_flat held_steady "
         "remains_at",
@@ -537,7 +538,7 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
     lowered = text.replace("’", "'").lower()
     if "-free" in lowered:  # "fee-free" says no price
         lowered = _FREE_OF.sub("", lowered)
-    raw = _SIDE_TOKEN.findall(lowered)
+    raw = [*_SIDE_TOKEN.findall(lowered), "."]  # the text's end ends its last clause: "the cache is on"
     words = ["#" if w[0].isdigit() else w for w in raw]
     clause_start = 0
     skip_to = 0  # past the words of a phrase already read ("free of charge" is not also "charge")
@@ -1584,7 +1585,7 @@ def _denied_side(act: Analysis, exp: Analysis) -> str | None:
     return None
 
 
-_STILL = re.compile(r"\b(?:still|anymore|any longer|remains|remain)\b", re.IGNORECASE)
+_STILL = re.compile(r"\b(?:still|anymore|any longer|remains|remain|keeps)\b", re.IGNORECASE)
 _REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
 
 

@@ -1537,3 +1537,45 @@ def test_a_side_said_of_another_thing_and_a_label_number_are_read() -> None:
 )
 def test_a_state_at_the_text_s_end_shrinking_down_to_and_keeps_are_read(actual: str, expected: str) -> None:
     assert (guard(actual, expected) or "").startswith("opposite")
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        (
+            "An engineer is booked for Tuesday between 1 and 5 p.m.",
+            "The engineer is coming on Tuesday morning.",
+        ),
+        (
+            "I set a reminder at 9:00 p.m. for the statin.",
+            "The statin reminder goes off at 9 in the morning.",
+        ),
+        (
+            "Marcus Bell's load to Dallas was cancelled by the shipper.",
+            "Marcus Bell's Dallas load is still going ahead.",
+        ),
+        (
+            "Because of the forecast, we called off Friday's pre-party.",
+            "Friday's pre-party is going ahead as planned.",
+        ),
+        (
+            "The panel passed inspection, but the garage outlet is still dead.",
+            "The garage outlet is working now.",
+        ),
+        (
+            "I rerouted Bus 14 around the Maple Avenue bridge closure.",
+            "The Maple Avenue bridge has reopened.",
+        ),
+        ("The vancomycin shortage has eased.", "The vancomycin shortage has gotten worse."),
+        ("Errors are back to baseline.", "Error rates are still elevated."),
+    ],
+)
+def test_a_clock_time_s_part_of_day_and_more_states_are_read(actual: str, expected: str) -> None:
+    assert (guard(actual, expected) or "").startswith("opposite")
+
+
+def test_a_generic_word_before_a_noun_and_a_refusal_in_both_are_said_alike() -> None:
+    answer = "I've switched your mobile plan from Unlimited Plus to Essentials, starting next cycle."
+    assert swapped_modifiers(answer, "The new plan kicks in next cycle.") == []
+    answer = "I approved the roof claim; the siding claim was denied because the damage predates the policy."
+    assert guard(answer, "The siding damage predates the policy, so that claim was rejected.") is None

@@ -383,20 +383,20 @@ def _classify(tok: str) -> tuple[str, str, str]:
 _OPPOSITES: dict[str, tuple[str, ...]] = {
     "decision": (
         "approve approved approves approval accept accepted accepts granted grants authorised authorized "
-        "admitted allowed permitted",
+        "admitted allowed permitted agreed",
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
         "refuses forbidden prohibited turned_down",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
         "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist waiting_for_approval "
-        "pending_approval accepted_for_review",
+        "pending_approval accepted_for_review unapproved",
     ),
     "refund": (
         "refund refunded refunds refunding reimbursed credited_back",
         "charged billed debited owe owes",
     ),
     "booking": (
-        "confirmed booked scheduled reserved renew renewed renews placed",
-        "cancelled canceled cancel cancels cancelling canceling",
+        "confirmed booked scheduled reserved renew renewed renews placed going_ahead goes_ahead go_ahead",
+        "cancelled canceled cancel cancels cancelling canceling called_off call_off calls_off",
         "postponed rescheduled moved_to moved_from paused frozen on_hold",
     ),
     "stock": (
@@ -404,12 +404,15 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "unavailable out_of_stock sold_out fully_booked no_longer_available is_full are_full",
     ),
     "outcome": (
-        "succeeded succeeds successful successfully passed passing went_through completed finished "
+        "succeeded succeeds successful successfully passed passing went_through go_through goes_through "
+        "gone_through completed finished "
         "complete done",
         "failed fails failing failure unsuccessful",
         "pending on_hold in_progress still_running still_processing queued still_outstanding",
     ),
     "went": ("went_well went_fine went_smoothly", "went_badly went_poorly went_wrong"),
+    "normal": ("back_to_normal returned_to_normal back_to_baseline", "elevated still_elevated"),
+    "ease": ("eased easing improved improving", "worsened worsening gotten_worse got_worse deteriorated"),
     "switch": (
         "enabled activated turned_on switched_on is_on_, is_on_. are_on_, are_on_. stays_on stay_on "
         "remains_on left_on",
@@ -429,9 +432,10 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "works": (
         "works working still_works still_working",
-        "stop_working stops_working stopped_working broken outage outages faulty defective malfunctioning",
+        "stop_working stops_working stopped_working broken outage outages faulty defective malfunctioning "
+        "dead still_dead",
     ),
-    "open": ("open opened reopened", "closed shut"),
+    "open": ("open opened reopened", "closed shut closure"),
     "lock": ("locked blocked frozen", "unlocked unblocked"),
     "level": (
         "increase increased increases increasing raise raised raises raising rise rises rising rose risen "
@@ -576,7 +580,19 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
             key = "level:0" if after > before else "level:1"
             found.setdefault(key, change.group(0))
             latest["level"] = key
+    for (hour, _, half), written in _clock_times(text).items():  # "at 9:00 p.m." is in the evening
+        key = f"daypart:{_daypart(hour, half)}"
+        found.setdefault(key, written)
+        latest.setdefault("daypart", key)
     return found, denied, latest
+
+
+def _daypart(hour: int, half: str) -> int:
+    """The side of the "daypart" family an hour of 12 with "a" or "p" falls in: 0 morning (5 am to
+    noon), 1 afternoon (noon to 6 pm), 2 evening and night."""
+    if half == "a":
+        return 0 if hour >= 5 else 2
+    return 1 if hour < 6 else 2
 
 
 # A code: letters and digits in one word ("gate B12", "apartment 4D", "seat 14C"), but not a value with
@@ -1169,8 +1185,10 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
 
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").
-# Where a sentence ends, for the antonym guard: not in "$49.99" or after "Dr." and "No."
-_SENTENCE = re.compile(r"(?:[!?;\n]|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\b[Nn]o)\.(?!\d))+")
+# Where a sentence ends, for the antonym guard: not in "$49.99", "5 p.m." or after "Dr." and "No."
+_SENTENCE = re.compile(
+    r"(?:[!?;\n]|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\b[Nn]o)(?<!\b[ap])(?<!\b[ap]\.m)\.(?!\d))+"
+)
 _CLAUSE_END = re.compile(rf"{_SENTENCE.pattern}|\s(?:but|however|whereas|although|while)\s", re.IGNORECASE)
 # ... and for the states of `_opposite`, also at ", and" / ", so" ("departing tomorrow at 11:40, and a
 # hotel tonight"): a state is said of its own clause, a negation may reach past the comma.
@@ -1401,7 +1419,9 @@ def _is_lack(word: str, written: str) -> bool:
 
 
 # Words that say a thing was left as it was or did not happen ("the fund was left untouched").
-_LACKING = frozenset(stem(w) for w in _words("untouched intact unaffected unused skipped missed avoided"))
+_LACKING = frozenset(
+    stem(w) for w in _words("untouched intact unaffected unused skipped missed avoided alone blocked retried")
+)
 
 
 def _says_a_lack(exp: Analysis) -> bool:
@@ -1425,12 +1445,17 @@ def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:
 
 
 def _denial_said_alike(t: str, act: Analysis, exp: Analysis) -> bool:
-    """Whether ``expected`` says the answer's denial of ``t`` in one word: "unsafe" for "isn't safe"
-    (the answer negates what the "un-" word of ``expected`` denies), "failed capacitor" for "the
-    capacitor had failed" (a verb of failure beside the word)."""
+    """Whether ``expected`` says the answer's denial of ``t`` in its own words: "unsafe" for "isn't
+    safe" (the answer negates what the "un-" word of ``expected`` denies), "failed capacitor" for "the
+    capacitor had failed", "so that claim was rejected" for "the siding claim was denied" (a verb of
+    failure or refusal in both)."""
     by = act.negated[t].rsplit(" ", 1)[-1].lower()
-    if stem(by) in _DENYING and stem(by) != t and _beside(stem(by), [t], exp.text):
-        return True
+    if (
+        stem(by) in _DENYING
+        and stem(by) != t
+        and (_beside(stem(by), [t], exp.text) or _DENYING & set(exp.order))
+    ):
+        return True  # "failed capacitor" for "the capacitor had failed"; "… so that claim was rejected"
     return any(f"un{core}" in exp.surface for core in act.core)
 
 
@@ -1751,10 +1776,15 @@ def _opens_phrase(tokens: tuple[_Token, ...], i: int) -> bool:
     return kind is _STOP or kind is _NUMBER or (kind is _SKIP and word in _DETERMINERS)
 
 
-# Units a number is said in: before a noun they measure it ("a 75 dollar fee"), they name no kind of it.
-_MEASURES = frozenset(
+# Words before a noun that name no kind of it: units ("a 75 dollar fee") and words that say which one.
+_NO_KIND = frozenset(
     stem(w)
-    for w in _words("dollar dollars euro euros pound pounds percent minute hour day week month year mile")
+    for w in _words(
+        "dollar dollars euro euros pound pounds percent minute hour day week month year mile"
+        # and words that say which one, not what kind: "the new plan" is "your mobile plan"
+        " new old current original same other next last previous higher lower extra whole entire additional"
+        " separate different"
+    )
 )
 
 
@@ -1769,7 +1799,7 @@ def _modifiers(text: str) -> tuple[tuple[str, str, str], ...]:
         head_tok = tokens[i + 1][3].lower()
         verbal = tok.lower().endswith(("ing", "ed")) or word in _DESCRIBING or head_tok.endswith("ed")
         both_words = kind is _CONTENT and head_kind is _CONTENT and not name and len(tok) > 2
-        both_words = both_words and word not in _MEASURES  # "a 75 dollar fee": a unit, not a kind
+        both_words = both_words and word not in _NO_KIND  # "a 75 dollar fee": a unit, not a kind
         if both_words and not verbal and _opens_phrase(tokens, i):
             found.append((word, tok, head))
     return tuple(found)

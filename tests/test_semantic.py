@@ -1579,3 +1579,45 @@ def test_a_generic_word_before_a_noun_and_a_refusal_in_both_are_said_alike() -> 
     assert swapped_modifiers(answer, "The new plan kicks in next cycle.") == []
     answer = "I approved the roof claim; the siding claim was denied because the damage predates the policy."
     assert guard(answer, "The siding damage predates the policy, so that claim was rejected.") is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            "The DMV processed the title transfer from Mark Ellis to you.",
+            "The title went from you to Mark Ellis.",
+            "swapped",
+        ),
+        (
+            "Two items were substituted: the oat milk was replaced with almond milk.",
+            "The almond milk was replaced with oat milk.",
+            "swapped",
+        ),
+        (
+            "I skipped your box for that week, so you won't be charged.",
+            "You will still be billed for that week.",
+            "negated",
+        ),
+    ],
+)
+def test_two_things_the_other_way_round_and_a_side_denied_in_another_word_are_read(
+    actual: str, expected: str, reason: str
+) -> None:
+    assert (guard(actual, expected) or "").startswith(reason)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("Your leave runs 12 weeks starting June 3.", "The leave begins on the third of June."),
+        (
+            "The card payment came back with a funds decline. I retried it and it went through.",
+            "payment retry succeeded",
+        ),
+        ("I moved the meeting from Monday to Tuesday.", "the meeting moved from Monday to Tuesday"),
+        ("The monthly amount stays $1,842.60.", "The payment amount remains $1,842.60 a month."),
+    ],
+)
+def test_an_ordinal_date_a_noun_decline_and_the_same_order_pass(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None

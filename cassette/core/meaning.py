@@ -125,10 +125,24 @@ _HOURS = {
     w: i for i, w in enumerate(_words("twelve one two three four five six seven eight nine ten eleven"))
 }
 # what one of `_IN_WORDS` has in it: a text with none of these (most) is left as it is
-_IN_WORDS_CUES = ("ty", "hundred", "thousand", "dozen", "cent", "past", " to ", "noon", "midnight", "midday")
+_IN_WORDS_CUES = (
+    *("ty", "hundred", "thousand", "dozen", "cent", "past", " to ", "noon", "midnight", "midday"),
+    *("th of", "st of", "nd of", "rd of"),  # "the 3rd of": no; "the third of", "the first of"
+)
+_ORDINALS = _words(
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth"
+    " fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+)
+_ORDINAL_DAYS = {w: i for i, w in enumerate(_ORDINALS, 1)}
+_ORDINAL_DAYS |= {f"twenty-{w}": 20 + i for i, w in enumerate(_ORDINALS[:9], 1)}
+_ORDINAL_DAYS |= {"thirtieth": 30, "thirty-first": 31}
+_MONTHS = "january february march april may june july august september october november december"
 _IN_WORDS = re.compile(
+    # "the third of June" is June 3
+    rf"\b(?:the )?(?P<ordinal>{'|'.join(sorted(_ORDINAL_DAYS, key=len, reverse=True))}) of "
+    rf"(?P<month>{'|'.join(_words(_MONTHS))})\b"
     # "half past six", "ten past five", "a quarter to nine", "20 minutes to 4"; not "from three to eight"
-    rf"\b(?:(?P<minutes>half|(?:a )?quarter|(?:{_BELOW_100}|\d{{1,2}}) minutes|{_BELOW_100}(?= past))"
+    rf"|\b(?:(?P<minutes>half|(?:a )?quarter|(?:{_BELOW_100}|\d{{1,2}}) minutes|{_BELOW_100}(?= past))"
     rf" (?P<way>past|to) (?P<hour>{'|'.join(_HOURS)}|\d{{1,2}})\b)"
     rf"|\b(?P<noon>noon|midday|midnight)\b"
     rf"|(?P<short>[$€£]?\d+(?:\.\d+)?)(?P<scale>[kK]|M|bn)\b"
@@ -185,6 +199,8 @@ def _in_digits(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     written: list[tuple[str, str]] = []
 
     def digits(match: re.Match[str]) -> str:
+        if match["ordinal"]:
+            return f"{match['month']} {_ORDINAL_DAYS[match['ordinal'].lower()]}"
         if match["way"]:
             return _clock(match["minutes"], match["way"], match["hour"])
         if match["noon"]:
@@ -447,6 +463,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "slightly_down down_to_# shrinking shrank shrinks",
         "unchanged stays_the_same stay_the_same remains_the_same remain_the_same stays_at staying_at "
         "stayed_at stayed_the_same remained_at remained_the_same stayed_flat was_flat were_flat held_steady "
+        "remains_# stays_# remained_# stayed_# "
         "remains_at",
     ),
     "plan": ("upgrade upgraded upgrades", "downgrade downgraded downgrades"),
@@ -833,7 +850,7 @@ def _read_clauses(
             if word not in surface:
                 surface[word] = tok
                 order.append(word)
-            if word in _DENYING and r.cue is None and not adjectival:
+            if word in _DENYING and r.cue is None and not adjectival and tok[-1] in "dsDS":  # not "a decline"
                 r.denial(word, tok, passive, pronoun)
             else:
                 r.content(word, tok, was_adjacent)
@@ -1122,7 +1139,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             elif key in act.old and key not in exp.old and key not in _said_from(exp.text):
                 veto = veto or f"expected '{written}', answer has it only as what changed ('{have[key]}')"
     veto = veto or _changed_code(act, exp) or _changed_titled_name(act, exp) or _not_all(act, exp)
-    veto = veto or _changed_half_of_day(act, exp) or _changed_duration(act, exp)
+    veto = veto or _changed_half_of_day(act, exp) or _changed_duration(act, exp) or _swapped(act, exp)
     opposite = _opposite(act, exp)
     missing: list[str] = []
     negation: str | None = None
@@ -1384,6 +1401,42 @@ def _both(key: str, act: Analysis) -> bool:
     return key == "2" and "oth" in act.text and _BOTH.search(act.text) is not None
 
 
+# Two things in an order that says which is which: "from you to Mark Ellis", "oat milk was replaced
+# with almond milk".
+_IN_ORDER = (
+    re.compile(r"\bfrom (?P<a>[^\W\d_][\w'-]*(?: [\w'-]+){0,2}?) to (?P<b>[^\W\d_][\w'-]*)", re.IGNORECASE),
+    re.compile(
+        r"(?P<a>(?:[^\W\d_][\w'-]* )?[^\W\d_][\w'-]*) (?:was |were |is |are |has been |have been )?"
+        r"(?:replaced|swapped|substituted|exchanged) (?:with|by|for) (?:an? |the )?"
+        r"(?P<b>[\w'-]+(?: [\w'-]+)?)",
+        re.IGNORECASE,
+    ),
+)
+
+
+def _ordered_pairs(text: str, pattern: re.Pattern[str]) -> set[tuple[str, str]]:
+    """(a, b) of each of ``pattern``'s matches in ``text``, each the stem of its first content word."""
+    return {(_head(m["a"]), _head(m["b"])) for m in pattern.finditer(text)}
+
+
+def _head(span: str) -> str:
+    words = [w for w in span.lower().split() if w not in _STOPWORDS]
+    return stem(words[0]) if words else span.lower()
+
+
+def _swapped(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when the answer says two things of ``expected`` the other way round: "from Mark Ellis to
+    you" for "from you to Mark Ellis", "the oat milk was replaced with almond milk" for "the almond
+    milk was replaced with oat milk"."""
+    for pattern in _IN_ORDER:
+        wanted = _ordered_pairs(exp.text, pattern) if pattern.search(exp.text) else set()
+        said = _ordered_pairs(act.text, pattern) if wanted else set()
+        for a, b in wanted - said:
+            if (b, a) in said:
+                return f"swapped: expected '{a}' then '{b}', answer says them the other way round"
+    return None
+
+
 def _changed_half_of_day(act: Analysis, exp: Analysis) -> str | None:
     """A veto when ``expected`` says a time with am or pm that the answer says with the other one
     ("9:00 pm" for "9:00 am ET": the numbers are the same)."""
@@ -1554,6 +1607,10 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         if any(k in act.sides for k, w in exp.sides.items() if w == written and k != key):
             continue  # a word of two families ("declined"), read in the one the answer says
         others = [k for k in act.sides if k != key and k.partition(":")[0] == family]
+        lacks = not _LACKING.isdisjoint(exp.order) or not _DENYING.isdisjoint(exp.order)  # "was avoided"
+        if key in act.denied_sides and key not in act.sides and not exp.negated and not lacks:
+            # said in another word of its side, denied: "won't be charged" for "will still be billed"
+            return f"negated: expected '{written}', answer says '{act.denied_sides[key]}'"
         if not others:
             continue
         if key not in act.sides:
@@ -1783,6 +1840,7 @@ _NO_KIND = frozenset(
         "dollar dollars euro euros pound pounds percent minute hour day week month year mile"
         # and words that say which one, not what kind: "the new plan" is "your mobile plan"
         " new old current original same other next last previous higher lower extra whole entire additional"
+        " earliest latest"
         " separate different"
     )
 )

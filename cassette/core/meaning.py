@@ -823,7 +823,7 @@ def _read_clauses(
         if word == "may" or word in _NOUN_CUES:
             kind, word, payload = _in_context(kind, word, payload, tok, was_start, before, r.last_skip)
         if kind is skip:
-            old_run = old_run and word == "at"  # "from Friday at 7:30 to Saturday at 8": the time too
+            old_run = old_run and word in ("at", "and")  # "from Friday at 7:30", "instead of 8:00 and 14:00"
             r.stopword(word, prev)
             changed = changed or word == "up" or word == "down"  # "was up from $610 to $616"
             continue

@@ -1256,12 +1256,14 @@ def _old_words(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# The counts people write as one word in a duration or a part ("two weeks", "2 of the 3").
+_COUNT_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 # A duration and the units it is also said in: "two weeks" is 14 days, "four years" 48 months, "an hour
 # and a half" 90 minutes, "three-quarters of an hour" 45 minutes; "a third of a day" is none.
 _DURATION = re.compile(
     r"\b(?:(?P<part>half|(?:a|one|three)[ -]quarters? of) an? "
-    r"|(?P<amount>\d+(?:\.\d+)?|(?<!of )an?|one|two|three|four|five|six|seven|eight|nine"
-    r"|ten|eleven|twelve)(?P<plus> and a half)?[ -])(?P<unit>day|week|month|year|hour|minute|second)s?"
+    rf"|(?P<amount>\d+(?:\.\d+)?|(?<!of )an?|{_COUNT_WORDS})(?P<plus> and a half)?[ -])"
+    r"(?P<unit>day|week|month|year|hour|minute|second)s?"
     r"(?P<more> and a half)?\b",
     re.IGNORECASE,
 )
@@ -1322,7 +1324,7 @@ def _changed_duration(act: Analysis, exp: Analysis) -> str | None:
     return None
 
 
-_COUNT = r"\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+_COUNT = rf"\d[\d,]*|{_COUNT_WORDS}"
 _PART_OF = re.compile(
     rf"\b({_COUNT}) (?:out )?of (?:the |its |their |all |our |your )?({_COUNT})\b", re.IGNORECASE
 )
@@ -1477,16 +1479,18 @@ _LACKING = frozenset(
 )
 
 
+def _names_a_lack(exp: Analysis) -> bool:
+    """Whether ``expected`` says in one word that a thing failed, was refused or left as it was
+    ("rejected", "skipped", "untouched", "was avoided")."""
+    return not _DENYING.isdisjoint(exp.order) or not _LACKING.isdisjoint(exp.order)
+
+
 def _says_a_lack(exp: Analysis) -> bool:
     """Whether ``expected`` itself says something is missing, failed, refused or left alone ("Columbus
     out of stock", "bag missed the connection", "fund untouched"): a word the answer names only under a
     negation it does not govern first ("none in Columbus", "didn't make the connection", "no changes
     were made to the fund") may then be said alike."""
-    return (
-        any(not key.endswith(":0") for key in exp.sides)
-        or any(s in _DENYING for s in exp.order)
-        or not _LACKING.isdisjoint(exp.order)
-    )
+    return any(not key.endswith(":0") for key in exp.sides) or _names_a_lack(exp)
 
 
 def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:
@@ -1545,8 +1549,8 @@ def _might_say(text: str, words: tuple[str, ...]) -> bool:
     return any(word in lowered for word in words)
 
 
-_TO_COME = re.compile(r"\b(?:will|shall)\b|'ll\b", re.IGNORECASE)
-_DONE = re.compile(r"\b(?:already|was|were|been|had)\b", re.IGNORECASE)
+_TO_COME = re.compile(rf"\b(?:{'|'.join(sorted(_FUTURE))})\b|'ll\b", re.IGNORECASE)
+_DONE = re.compile(rf"\b(?:{'|'.join(sorted(_PAST))})\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
@@ -1607,8 +1611,7 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         if any(k in act.sides for k, w in exp.sides.items() if w == written and k != key):
             continue  # a word of two families ("declined"), read in the one the answer says
         others = [k for k in act.sides if k != key and k.partition(":")[0] == family]
-        lacks = not _LACKING.isdisjoint(exp.order) or not _DENYING.isdisjoint(exp.order)  # "was avoided"
-        if key in act.denied_sides and key not in act.sides and not exp.negated and not lacks:
+        if key in act.denied_sides and key not in act.sides and not exp.negated and not _names_a_lack(exp):
             # said in another word of its side, denied: "won't be charged" for "will still be billed"
             return f"negated: expected '{written}', answer says '{act.denied_sides[key]}'"
         if not others:
@@ -1616,7 +1619,7 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         if key not in act.sides:
             # said of something the expected text names, or of "it": not "you finished 7 of the 10
             # modules" for "the final project is still outstanding"
-            words = [s for s in exp.order if not _SIDE_OF.get(exp.surface[s].lower())]
+            words = _stateless(exp)
             said = next(
                 (
                     c.sides[k]
@@ -1643,13 +1646,19 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             return f"opposite: expected still '{written}', answer says '{act.sides[latest]}' last"
         # what the side is said of: the words of the expected clause that says it ("while iOS held steady")
         said_in = next((c for c in _clauses(exp.text, _STATE_CLAUSE_END) if key in c.sides), exp)
-        words = [s for s in said_in.order if not _SIDE_OF.get(said_in.surface[s].lower())]
+        words = _stateless(said_in)
         about = _clauses_about(act, words, _STATE_CLAUSE_END)
         if about and not any(key in c.sides for c in about) and not _may_refer_back(act, exp, key):
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}' of it"
     return _denied_side(act, exp)
+
+
+def _stateless(said: Analysis) -> list[str]:
+    """The content stems of ``said`` that are no side of an opposite-state family: what its states are
+    said of ("the final project" of "the final project is still outstanding")."""
+    return [s for s in said.order if not _SIDE_OF.get(said.surface[s].lower())]
 
 
 def _denied_side(act: Analysis, exp: Analysis) -> str | None:
@@ -1679,8 +1688,7 @@ def _may_refer_back(act: Analysis, exp: Analysis, key: str) -> bool:
     return any(
         key in clause.sides
         and _REFERRING.intersection(_LETTERS.findall(clause.text.lower()))
-        and sum(not _SIDE_OF.get(clause.surface[w].lower()) and _find(w, exp) is None for w in clause.order)
-        < 2
+        and sum(_find(w, exp) is None for w in _stateless(clause)) < 2
         for clause in _clauses(act.text, _REASON_END)
     )
 

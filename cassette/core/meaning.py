@@ -1351,6 +1351,7 @@ def _count(word: str) -> str:
 _CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)  # read for each expected text an answer is compared with
 def _clock_times(text: str) -> dict[tuple[int, int, str], str]:
     """(hour of 12, minute, "a" or "p") of each time said with am or pm -> as written."""
     times: dict[tuple[int, int, str], str] = {}
@@ -1368,8 +1369,8 @@ _FROM_VALUE = re.compile(
 
 
 def _said_from(text: str) -> frozenset[str]:
-    """The numbers ``text`` says right after "from", as an old value of any verb ("charged from 18%
-    to 80%"), where `Analysis.old` knows only the verbs of change."""
+    """The numbers ``text`` says as an old value of any verb, after "from", "than", "versus" or
+    "compared with" ("charged from 18% to 80%"), where `Analysis.old` knows only the verbs of change."""
     return frozenset(_number(m[1]) for m in _FROM_VALUE.finditer(text))
 
 
@@ -2057,17 +2058,18 @@ def changed_role(actual: str, expected: str) -> str | None:
                 continue
             at = [n for n, slot in enumerate(act) if slot == (_WORD, word)]
             others = [b for b in (read(act, n) for n in at) if b]
-            run = {v for _, v in exp[start : end + 1]}
+            run = [v for _, v in exp[start : end + 1]]
+            kind_of_run = _value_kind(run)
             if (
                 others
                 # said the other way round: "the charge from April 28" for "the April 28 charge"
                 and not any(key in _values_after(act, n) or key in _values_before(act, n) for n in at)
                 # another value of its kind: "table for 6" is not "table for 6 Friday", "the 6:15 spin class
                 # on Thursday" is "Thursday spin class"
-                and any(v not in run for b in others if _value_kind(b) == _value_kind(list(run)) for v in b)
+                and any(v not in run for b in others if _value_kind(b) == kind_of_run for v in b)
                 and not _carried_alike(act, key, analyse(expected))
             ):
-                said = " ".join(v for _, v in exp[start : end + 1])
+                said = " ".join(run)
                 written = stems.surface[word]
                 return f"role: expected '{written}' with '{said}', answer has it with '{' '.join(others[0])}'"
     return None

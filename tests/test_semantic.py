@@ -143,6 +143,49 @@ def test_positive_answer_does_not_match_negated_expectation() -> None:
 
 
 @pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            "Your landlord returned $1,320. They deducted $280 for carpet cleaning and sent the itemized "
+            "list by email.",
+            "The landlord did not provide an itemized list of deductions.",
+            "not negated: expected 'not provide', answer says 'They deducted $280 for carpet cleaning "
+            "and sent the itemize…'",
+        ),
+        (
+            "We blocked your debit card. A replacement card will be mailed to you within 7 days.",
+            "we will not send a replacement card",
+            "not negated: expected 'not send', answer says 'A replacement card will be mailed to you "
+            "within 7 days'",
+        ),
+    ],
+)
+def test_a_denial_of_what_the_answer_says_in_other_words_is_vetoed(
+    actual: str, expected: str, reason: str
+) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        # "no later than" says "by"
+        ("The balance is due by September 1.", "The balance must be paid no later than September 1."),
+        # a cue in the clause that governs nothing still denies
+        ("The plan adds 4 resources, changes 2 and destroys none.", "the plan destroys no resources"),
+        # a lack said in one word ("fully booked") may be the denial
+        ("The Van Gogh Museum was fully booked that day.", "No tickets for the Van Gogh Museum were bought."),
+        # what the answer says only in a condition is no claim
+        ("If you confirm the address, the new card will be mailed.", "we will not send a new card"),
+        # the clause about the expected words denies it too
+        ("I mailed the invoice, but the receipt was not mailed.", "the receipt was not mailed"),
+    ],
+)
+def test_a_denial_the_answer_does_not_contradict_passes_the_guard(actual: str, expected: str) -> None:
+    assert guard(actual, expected) is None
+
+
+@pytest.mark.parametrize(
     "actual",
     [
         "No problem, we will offer a full refund.",

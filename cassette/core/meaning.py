@@ -1198,7 +1198,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
     if veto or negation or opposite:
         return value, missing, veto or negation or opposite
     mixed_veto = _mixed_polarity(act, exp, mixed) if mixed else None
-    return value, missing, mixed_veto or _antonym(act, exp) or _yet(act, exp)
+    return value, missing, mixed_veto or _antonym(act, exp) or _yet(act, exp) or _denial_unsaid(act, exp)
 
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").
@@ -1692,6 +1692,46 @@ def _may_refer_back(act: Analysis, exp: Analysis, key: str) -> bool:
         and sum(_find(w, exp) is None for w in _stateless(clause)) < 2
         for clause in _clauses(act.text, _REASON_END)
     )
+
+
+# "no later than Friday" says "by Friday", "no more than 3" says a limit: neither denies a claim.
+_NO_LATER = re.compile(r"\bno (?:later|earlier|sooner|more|less|fewer)\b", re.IGNORECASE)
+_CUE_WORD = re.compile(r"[^\W\d_]+(?:'t)?")
+
+
+def _says_no(clause: Analysis) -> bool:
+    """Whether a clause has a negation cue, even one that governs nothing ("and destroys none")."""
+    return any(
+        w.replace("'", "") in _NEGATIONS or w.endswith("'t") for w in _CUE_WORD.findall(clause.text.lower())
+    )
+
+
+def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` denies what the answer says in so many words: the answer's clauses about
+    the most of its words (at least two, and half of them) say a word it denies, with no negation, lack
+    or condition of their own ("sent the itemized list by email" for "did not provide an itemized list").
+
+    Checked only when the word-by-word guards found nothing: there a denial is read on the word its cue
+    governs ("provide", which the answer does not say), here on the clause as a whole.
+    """
+    if not exp.negated or exp.conditional or _names_a_lack(exp) or _NO_LATER.search(exp.text):
+        return None
+    denied = [s for s in exp.order if s in exp.negated and s not in exp.positive]
+    if not denied or any((t := _find(s, act)) is not None and t in act.negated for s in exp.negated):
+        return None  # nothing is denied alone, or the answer denies it too
+    words = [s for s in _stateless(exp) if s not in _DESCRIBING]
+    about = _clauses_about(act, words, _STATE_CLAUSE_END) if len(words) > 1 else []
+    shared = [s for s in words if about and _find(s, about[0]) is not None]
+    if len(shared) < max(2, (len(words) + 1) // 2):
+        return None
+    for clause in about:
+        if not any(_find(s, clause) is not None for s in denied) or clause.conditional or _says_no(clause):
+            return None
+        if _names_a_lack(clause) or any(not key.endswith(":0") for key in clause.sides):
+            return None  # "the museum was fully booked" may say "no tickets" in other words
+    said = about[0].text.strip()
+    said = said if len(said) <= 60 else said[:59] + "…"
+    return f"not negated: expected '{exp.negated[denied[0]]}', answer says '{said}'"
 
 
 _REASON_END = re.compile(rf"{_STATE_CLAUSE_END.pattern}|\s(?:because|since|as)\s", re.IGNORECASE)

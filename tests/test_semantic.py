@@ -237,6 +237,11 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
             "returns cost money",
             "opposite: expected 'cost', answer says 'free of charge'",
         ),
+        (
+            "I resolved incident INC-3307 at 03:18 UTC.",
+            "Incident INC-3307 is still open.",
+            "opposite: expected 'open', answer says 'resolved'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -476,6 +481,29 @@ def test_a_number_with_a_multiplier_is_one_value() -> None:
 )
 def test_a_number_in_words_is_its_value(actual: str, expected: str) -> None:
     assert guard(actual, expected) is None
+
+
+def test_a_range_of_minutes_and_zero_reached_are_values_not_a_time_or_a_denial() -> None:
+    # "11 minutes to 4" would be the time 3:49, but "4 minutes" is an amount
+    assert guard("The build time dropped from 11 minutes to 4 minutes.", "builds now take 4 minutes") is None
+    assert guard("Errors dropped to zero after the rollback.", "errors fell to 0") is None
+    assert (
+        guard("Errors dropped to zero after the rollback.", "errors went to zero after the rollback") is None
+    )
+    assert (
+        guard("Errors dropped to 5 after the rollback.", "errors fell to zero")
+        == "expected 'zero', answer has '5'"
+    )
+    assert guard("We charge zero fees.", "a fee is charged") == "negated: 'zero fees'"
+
+
+def test_a_state_that_may_be_or_is_said_of_another_clause_is_no_state_said() -> None:
+    answer = "Your booking is confirmed for 3 nights. Free cancellation is available until 6 PM on June 10."
+    assert guard(answer, "The booking can be cancelled for free until 6 PM on June 10.") is None
+    assert guard("Your booking is confirmed.", "the booking was cancelled") is not None
+    # "free" is said of the installation, in its own clause
+    answer = "Installation is free under the promotion, and your 1 Gig plan will be $80 a month."
+    assert guard(answer, "The 1 Gig plan costs $80 a month.") is None
 
 
 def test_a_changed_number_in_words_is_quoted_as_written() -> None:

@@ -86,6 +86,7 @@ _CONDITIONS = frozenset({"if", "unless", "until", "before"})
 # "..., and we will ...": "and" then a subject pronoun opens a new clause with its own polarity.
 _PRONOUNS = frozenset({"i", "we", "you", "they", "he", "she", "it"})
 _SCOPE = 4  # content words a negation reaches
+_TO_A_VALUE = frozenset({"to", "at", "from"})  # "zero" after these is a value ("errors dropped to zero")
 
 _NUMBER_WORDS = {
     w: str(i)
@@ -137,13 +138,15 @@ _ORDINAL_DAYS = {w: i for i, w in enumerate(_ORDINALS, 1)}
 _ORDINAL_DAYS |= {f"twenty-{w}": 20 + i for i, w in enumerate(_ORDINALS[:9], 1)}
 _ORDINAL_DAYS |= {"thirtieth": 30, "thirty-first": 31}
 _MONTHS = "january february march april may june july august september october november december"
+# A unit after "N minutes to 4" makes it a range of amounts ("from 11 minutes to 4 minutes"), not a time.
+_UNIT_AFTER = r"(?:minutes?|mins?|hours?|hrs?|seconds?|secs?|days?|weeks?|percent)\b"
 _IN_WORDS = re.compile(
     # "the third of June" is June 3
     rf"\b(?:the )?(?P<ordinal>{'|'.join(sorted(_ORDINAL_DAYS, key=len, reverse=True))}) of "
     rf"(?P<month>{'|'.join(_words(_MONTHS))})\b"
     # "half past six", "ten past five", "a quarter to nine", "20 minutes to 4"; not "from three to eight"
     rf"|\b(?:(?P<minutes>half|(?:a )?quarter|(?:{_BELOW_100}|\d{{1,2}}) minutes|{_BELOW_100}(?= past))"
-    rf" (?P<way>past|to) (?P<hour>{'|'.join(_HOURS)}|\d{{1,2}})\b)"
+    rf" (?P<way>past|to) (?P<hour>{'|'.join(_HOURS)}|\d{{1,2}})\b(?! ?(?:%|{_UNIT_AFTER})))"
     rf"|\b(?P<noon>noon|midday|midnight)\b"
     rf"|(?P<short>[$€£]?\d+(?:\.\d+)?)(?P<scale>[kK]|M|bn)\b"
     rf"|\$?\b(?P<dollars>{_AMOUNT}) dollars? and (?P<cents>{_AMOUNT}) cents?\b"
@@ -424,7 +427,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "gone_through completed finished "
         "complete done",
         "failed fails failing failure unsuccessful",
-        "pending on_hold in_progress still_running still_processing queued still_outstanding",
+        "pending on_hold in_progress still_running still_processing queued still_outstanding still_waiting",
     ),
     "went": ("went_well went_fine went_smoothly", "went_badly went_poorly went_wrong"),
     "normal": ("back_to_normal returned_to_normal back_to_baseline", "elevated still_elevated"),
@@ -451,7 +454,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "stop_working stops_working stopped_working broken outage outages faulty defective malfunctioning "
         "dead still_dead",
     ),
-    "open": ("open opened reopened", "closed shut closure"),
+    "open": ("open opened reopened", "closed shut closure resolved"),
     "lock": ("locked blocked frozen", "unlocked unblocked"),
     "level": (
         "increase increased increases increasing raise raised raises raising rise rises rising rose risen "
@@ -533,12 +536,16 @@ _SIDE_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[.!?;:,]")  # a number r
 _OBLIGED = frozenset(_words("has have needs need yet"))  # "… to" before what is still to be done
 
 
+_MODALS = frozenset(_words("must should can could may might"))  # "… be" before what is to be or may be
+
+
 def _to_do(recent: list[str]) -> bool:
-    """Whether the words before a side make it a thing to do, not a state said: "still has to approve",
-    "has yet to approve", "must be paid", "needs to be signed"; not "turned out to be faulty"."""
+    """Whether the words before a side make it a thing to do or one that may be, not a state said:
+    "still has to approve", "has yet to approve", "must be paid", "needs to be signed", "can be
+    cancelled"; not "turned out to be faulty"."""
     if recent[-1:] == ["be"]:  # "must be paid", "needs to be signed"
         recent = recent[:-1]
-        if recent[-1:] in (["must"], ["should"]):
+        if recent[-1:] and recent[-1] in _MODALS:
             return True
     return recent[-1:] == ["to"] and len(recent) > 1 and recent[-2] in _OBLIGED
 
@@ -820,7 +827,7 @@ def _read_clauses(
         prev2, prev, here = prev, here, word
         before, kind_here = kind_here, kind
         was_start, start = start, kind is _STOP
-        if word == "may" or word in _NOUN_CUES:
+        if word == "may" or word == "zero" or word in _NOUN_CUES:
             kind, word, payload = _in_context(kind, word, payload, tok, was_start, before, r.last_skip)
         if kind is skip:
             old_run = old_run and word in ("at", "and")  # "from Friday at 7:30", "instead of 8:00 and 14:00"
@@ -875,9 +882,12 @@ def _in_context(
     kind: str, word: str, payload: str, tok: str, was_start: bool, before: str, last_skip: str
 ) -> tuple[str, str, str]:
     """A token's (kind, key, extra) read with the token before it: "May" inside a sentence is the
-    month ("delivered in May"), "stop" after a determiner or a noun is the noun ("the Cozumel stop")."""
+    month ("delivered in May"), "stop" after a determiner or a noun is the noun ("the Cozumel stop"),
+    "zero" after "to", "at" or "from" is a value ("errors dropped to zero"), not "no"."""
     if kind is _SKIP and word == "may" and tok[0] == "M" and not was_start:
         return _CONTENT, word, "may"
+    if word == "zero":
+        return (_NUMBER, "0", "") if last_skip in _TO_A_VALUE else (kind, word, payload)
     if kind is _NEGATION and (before is _CONTENT or last_skip in _DETERMINERS):
         return _CONTENT, stem(word), payload
     return kind, word, payload
@@ -1624,7 +1634,7 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             said = next(
                 (
                     c.sides[k]
-                    for c in _clauses(act.text, _CLAUSE_END)
+                    for c in _clauses(act.text, _STATE_CLAUSE_END)
                     for k in others
                     if k in c.sides
                     and (

@@ -665,6 +665,16 @@ def test_what_a_change_left_behind_may_still_be_said_as_the_past() -> None:
     )
 
 
+def test_a_state_of_two_words_a_change_left_behind_is_not_said() -> None:
+    answer = "I moved PROJ-1482 from In Progress to Blocked, since it waits on PAY-311."
+    assert guard(answer, "PROJ-1482 is still In Progress") == (
+        "expected 'Progress', answer has it only as what changed ('Progress')"
+    )
+    assert guard(answer, "PROJ-1482 was in progress before") is None
+    # the noun both sides share is no old word: "plan" of "from the Basic plan to Pro"
+    assert guard("I moved you from the Basic plan to Pro.", "your plan is now Pro") is None
+
+
 def test_a_duration_said_in_other_units_is_the_same_value() -> None:
     assert guard("It keeps the last 14 days of dumps.", "two weeks of dumps are kept") is None
     assert guard("Approved at 7.9% over 48 months.", "a four-year term") is None

@@ -1250,7 +1250,8 @@ _PASSING_ON = frozenset(
 # "switched it from cooling to heating mode", "moved you from the Basic plan to Pro": the old word.
 _FROM_WORD_TO = re.compile(
     r"\b(?:changed|moved|switched|converted|upgraded|downgraded|updated|transferred|migrated|set)\b"
-    r"[^.;]{0,40}?\bfrom (?:the |your |a |an )?(?P<word>[^\W\d_][\w'-]*) (?:\w+ )?to\b",
+    r"[^.;]{0,40}?\bfrom (?:the |your |a |an )?(?P<words>[^\W\d_][\w'-]*(?: [^\W\d_][\w'-]*)?)"
+    r" (?:\w+ )?(?:in)?to\b",
     re.IGNORECASE,
 )
 
@@ -1260,8 +1261,9 @@ def _old_words(text: str) -> frozenset[str]:
     """The stems ``text`` names only as what a change left behind ("from cooling to heating")."""
     found: set[str] = set()
     for match in _FROM_WORD_TO.finditer(text) if " from " in text else ():
-        word = match["word"]
-        if len(re.findall(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)) == 1:
+        # the first content word: "cooling" of "from cooling mode to", "progress" of "from In Progress to"
+        word = next((w for w in match["words"].split() if w.lower() not in _STOPWORDS), "")
+        if word and len(re.findall(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)) == 1:
             found.add(stem(word.lower()))
     return frozenset(found)
 

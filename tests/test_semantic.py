@@ -238,6 +238,21 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
             "opposite: expected 'cost', answer says 'free of charge'",
         ),
         (
+            "The seed is available now, but the fertilizer is backordered until April 16.",
+            "The fertilizer was in stock.",
+            "opposite: expected 'in stock', answer says 'backordered' of it",
+        ),
+        (
+            "In March the fleet used 14,870 liters, which is 6% over budget.",
+            "March fuel costs came in under budget.",
+            "opposite: expected 'under budget', answer says 'over budget'",
+        ),
+        (
+            "Van 7 has the longest route at 9.5 hours, still within the 10-hour driver limit.",
+            "Van 7's route exceeds the 10-hour driver limit.",
+            "opposite: expected 'exceeds', answer says 'within the'",
+        ),
+        (
             "I resolved incident INC-3307 at 03:18 UTC.",
             "Incident INC-3307 is still open.",
             "opposite: expected 'open', answer says 'resolved'",
@@ -287,6 +302,16 @@ def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: s
             "The answer you gave is incorrect.",
             "the answer is correct",
             "opposite: expected 'correct', answer says 'incorrect'",
+        ),
+        (  # opposites agent answers use that WordNet does not relate (tools/build_antonyms.py ADDED)
+            "Potassium is low at 95 ppm, while phosphorus is adequate.",
+            "Phosphorus is deficient.",
+            "opposite: expected 'deficient', answer says 'adequate'",
+        ),
+        (
+            "You are within the 30-day window.",
+            "The purchase was outside the 30-day refund window.",
+            "opposite: expected 'outside', answer says 'within'",
         ),
     ],
 )

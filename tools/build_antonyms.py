@@ -66,6 +66,9 @@ ADDED = [
     ("dry", "rainy"),
     ("encrypted", "unencrypted"),
     ("refundable", "nonrefundable"),
+    ("adequate", "deficient"),
+    ("within", "outside"),
+    ("within", "exceed"),
 ]
 HEADER = """\
 # Antonym pairs for cassette's semantic guards (cassette/core/meaning.py), one unordered pair a line.

@@ -420,7 +420,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "stock": (
         "available in_stock back_in_stock",
-        "unavailable out_of_stock sold_out fully_booked no_longer_available is_full are_full",
+        "unavailable out_of_stock sold_out fully_booked no_longer_available is_full are_full backordered "
+        "on_backorder",
     ),
     "outcome": (
         "succeeded succeeds successful successfully passed passing went_through go_through goes_through "
@@ -483,7 +484,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "late delayed overdue running_late after_the_deadline past_the_deadline missed_the_deadline "
         "behind_schedule",
     ),
-    "limit": ("above exceeds exceeded exceeding", "below"),
+    "limit": ("above exceeds exceeded exceeding over_budget", "below within_the under_budget"),
     "duration": ("extended extend extends lengthened longer", "shortened shorten shortens shorter cut_short"),
     "day": ("today tonight this_morning this_afternoon this_evening", "tomorrow", "yesterday"),
     "daypart": (

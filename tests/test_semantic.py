@@ -152,6 +152,11 @@ def test_positive_answer_does_not_match_negated_expectation() -> None:
             "not negated: expected 'not provide', answer says 'They deducted $280 for carpet cleaning "
             "and sent the itemize…'",
         ),
+        (  # a denial said in one word ("declined to") is read on the clause as well
+            "The quote is $1,870, and they will provide a loaner tractor.",
+            "Heartland declined to provide a loaner tractor.",
+            "not negated: expected 'declined … provide', answer says 'they will provide a loaner tractor'",
+        ),
         (
             "We blocked your debit card. A replacement card will be mailed to you within 7 days.",
             "we will not send a replacement card",
@@ -169,6 +174,12 @@ def test_a_denial_of_what_the_answer_says_in_other_words_is_vetoed(
 @pytest.mark.parametrize(
     ("actual", "expected"),
     [
+        # a host name is no sentence end: the clause about "api" is the one that says it failed
+        (
+            "The certificate for shop.greenleaf.io was renewed. The certificate for api.greenleaf.io failed "
+            "to renew because the DNS record is missing.",
+            "api certificate renewal failed",
+        ),
         # "no later than" says "by"
         ("The balance is due by September 1.", "The balance must be paid no later than September 1."),
         # a cue in the clause that governs nothing still denies

@@ -1213,9 +1213,10 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
 
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").
-# Where a sentence ends, for the antonym guard: not in "$49.99", "5 p.m." or after "Dr." and "No."
+# Where a sentence ends, for the antonym guard: not in "$49.99", "5 p.m." or "api.example.io", nor after
+# "Dr." and "No."
 _SENTENCE = re.compile(
-    r"(?:[!?;\n]|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\b[Nn]o)(?<!\b[ap])(?<!\b[ap]\.m)\.(?!\d))+"
+    r"(?:[!?;\n]|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\b[Nn]o)(?<!\b[ap])(?<!\b[ap]\.m)\.(?!\w))+"
 )
 _CLAUSE_END = re.compile(rf"{_SENTENCE.pattern}|\s(?:but|however|whereas|although|while)\s", re.IGNORECASE)
 # ... and for the states of `_opposite`, also at ", and" / ", so" ("departing tomorrow at 11:40, and a
@@ -1727,7 +1728,7 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
     Checked only when the word-by-word guards found nothing: there a denial is read on the word its cue
     governs ("provide", which the answer does not say), here on the clause as a whole.
     """
-    if not exp.negated or exp.conditional or _names_a_lack(exp) or _NO_LATER.search(exp.text):
+    if not exp.negated or exp.conditional or _NO_LATER.search(exp.text):
         return None
     denied = [s for s in exp.order if s in exp.negated and s not in exp.positive]
     if not denied or any((t := _find(s, act)) is not None and t in act.negated for s in exp.negated):

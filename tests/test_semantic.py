@@ -264,6 +264,31 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
             "opposite: expected 'exceeds', answer says 'within the'",
         ),
         (
+            "Line 3 was down for 6 hours; maintenance replaced the pump and the line restarted at 2:00 PM.",
+            "Line 3 is still down.",
+            "opposite: expected 'still down', answer says 'restarted'",
+        ),
+        (
+            "The update reset the motion zones, so I redrew them. Motion alerts are back on.",
+            "Motion alerts have been turned off.",
+            "opposite: expected 'turned off', answer says 'back on'",
+        ),
+        (
+            "The building permit for the addition was issued by the city on May 15.",
+            "The city denied the permit.",
+            "opposite: expected 'denied', answer says 'issued'",
+        ),
+        (
+            "The committee upheld Chris Dalton's red card, so he is suspended for 2 games.",
+            "Chris Dalton's red card was overturned.",
+            "opposite: expected 'overturned', answer says 'upheld'",
+        ),
+        (
+            "I dropped MATH 240 for you before the deadline.",
+            "The student is still enrolled in MATH 240.",
+            "opposite: expected 'still enrolled', answer says 'dropped'",
+        ),
+        (
             "I resolved incident INC-3307 at 03:18 UTC.",
             "Incident INC-3307 is still open.",
             "opposite: expected 'open', answer says 'resolved'",

@@ -402,7 +402,7 @@ def _classify(tok: str) -> tuple[str, str, str]:
 _OPPOSITES: dict[str, tuple[str, ...]] = {
     "decision": (
         "approve approved approves approval accept accepted accepts granted grants authorised authorized "
-        "admitted allowed permitted agreed",
+        "admitted allowed permitted agreed issued",
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
         "refuses forbidden prohibited turned_down",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
@@ -425,21 +425,23 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "outcome": (
         "succeeded succeeds successful successfully passed passing went_through go_through goes_through "
-        "gone_through completed finished "
+        "gone_through came_through completed finished "
         "complete done",
         "failed fails failing failure unsuccessful",
         "pending on_hold in_progress still_running still_processing queued still_outstanding still_waiting",
     ),
+    "ruling": ("upheld", "overturned"),
+    "enrolment": ("enrolled enroled registered still_enrolled", "unenrolled withdrawn dropped_out dropped"),
     "went": ("went_well went_fine went_smoothly", "went_badly went_poorly went_wrong"),
     "normal": ("back_to_normal returned_to_normal back_to_baseline", "elevated still_elevated"),
     "ease": ("eased easing improved improving", "worsened worsening gotten_worse got_worse deteriorated"),
     "switch": (
         "enabled activated turned_on switched_on is_on_, is_on_. are_on_, are_on_. stays_on stay_on "
-        "remains_on left_on",
+        "remains_on left_on back_on",
         "disabled deactivated turned_off switched_off is_off are_off stays_off stay_off remains_off left_off",
     ),
     "online": (
-        "online back_online up_and_running restored back_up recovered back_in_service in_operation",
+        "online back_online up_and_running restored back_up recovered back_in_service in_operation restarted",
         "offline still_down still_out is_down are_down went_down suspended interrupted out_of_service",
     ),
     "ongoing": (
@@ -1733,7 +1735,7 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
     denied = [s for s in exp.order if s in exp.negated and s not in exp.positive]
     if not denied or any((t := _find(s, act)) is not None and t in act.negated for s in exp.negated):
         return None  # nothing is denied alone, or the answer denies it too
-    words = [s for s in _stateless(exp) if s not in _DESCRIBING]
+    words = [s for s in exp.order if s not in _DESCRIBING]
     about = _clauses_about(act, words, _STATE_CLAUSE_END) if len(words) > 1 else []
     shared = [s for s in words if about and _find(s, about[0]) is not None]
     if len(shared) < max(2, (len(words) + 1) // 2):

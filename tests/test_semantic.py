@@ -760,6 +760,14 @@ def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("Your account was locked after five failed login attempts.", "account locked") is None
 
 
+def test_a_failure_said_in_another_word_of_its_side_is_said_alike() -> None:
+    answer = "The delivery to Harmon Medical Supply was marked failed because the dock was closed."
+    assert guard(answer, "The delivery attempt to Harmon Medical Supply was unsuccessful.") is None
+    assert guard(answer, "The delivery to Harmon Medical Supply succeeded.") == "negated: 'delivery … failed'"
+    answer = "Your personal loan application with LendWell for $15,000 was declined."
+    assert guard(answer, "LendWell turned down the $15,000 personal loan.") is None
+
+
 def test_an_active_denial_denies_its_object_not_its_subject() -> None:
     answer = "We could not process your payment: the card was declined by your bank."
     assert guard(answer, "your bank rejected the card payment") is None

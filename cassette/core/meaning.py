@@ -1522,7 +1522,7 @@ def _denial_said_alike(t: str, act: Analysis, exp: Analysis) -> bool:
     """Whether ``expected`` says the answer's denial of ``t`` in its own words: "unsafe" for "isn't
     safe" (the answer negates what the "un-" word of ``expected`` denies), "failed capacitor" for "the
     capacitor had failed", "so that claim was rejected" for "the siding claim was denied" (a verb of
-    failure or refusal in both)."""
+    failure or refusal in both), "was unsuccessful" for "was marked failed" (a word of its side)."""
     by = act.negated[t].rsplit(" ", 1)[-1].lower()
     if (
         stem(by) in _DENYING
@@ -1530,6 +1530,8 @@ def _denial_said_alike(t: str, act: Analysis, exp: Analysis) -> bool:
         and (_beside(stem(by), [t], exp.text) or _DENYING & set(exp.order))
     ):
         return True  # "failed capacitor" for "the capacitor had failed"; "… so that claim was rejected"
+    if stem(by) in _DENYING and stem(by) != t and any(key in exp.sides for key in _SIDE_OF.get(by, ())):
+        return True  # "was unsuccessful" for "was marked failed": one side of failure in both
     return any(f"un{core}" in exp.surface for core in act.core)
 
 

@@ -157,6 +157,12 @@ def test_positive_answer_does_not_match_negated_expectation() -> None:
             "Heartland declined to provide a loaner tractor.",
             "not negated: expected 'declined … provide', answer says 'they will provide a loaner tractor'",
         ),
+        (  # a thing said not done is denied itself
+            "I renewed your residential parking permit for Zone 4 online; it cost $35.",
+            "The parking permit renewal was not completed.",
+            "not negated: expected 'not completed', answer says 'I renewed your residential parking permit "
+            "for Zone 4 online'",
+        ),
         (
             "We blocked your debit card. A replacement card will be mailed to you within 7 days.",
             "we will not send a replacement card",
@@ -179,6 +185,11 @@ def test_a_denial_of_what_the_answer_says_in_other_words_is_vetoed(
             "The certificate for shop.greenleaf.io was renewed. The certificate for api.greenleaf.io failed "
             "to renew because the DNS record is missing.",
             "api certificate renewal failed",
+        ),
+        # what stopped it may be said in another clause of the sentence
+        (
+            "I started the parking permit renewal, but the payment failed.",
+            "The permit renewal was not completed.",
         ),
         # "no later than" says "by"
         ("The balance is due by September 1.", "The balance must be paid no later than September 1."),
@@ -287,6 +298,21 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
             "I dropped MATH 240 for you before the deadline.",
             "The student is still enrolled in MATH 240.",
             "opposite: expected 'still enrolled', answer says 'dropped'",
+        ),
+        (
+            "All 612 unit tests pass and the PR is merged.",
+            "some unit tests fail",
+            "opposite: expected 'fail', answer says 'pass'",
+        ),
+        (
+            "The store was out of oat milk, so I substituted almond milk.",
+            "Oat milk was in stock at the store.",
+            "opposite: expected 'in stock', answer says 'was out of'",
+        ),
+        (
+            "Error rates are flat so far.",
+            "Error rates have gone up since the flag was turned on.",
+            "opposite: expected 'gone up', answer says 'are flat'",
         ),
         (
             "I resolved incident INC-3307 at 03:18 UTC.",

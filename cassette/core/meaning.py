@@ -404,7 +404,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "approve approved approves approval accept accepted accepts granted grants authorised authorized "
         "admitted allowed permitted agreed issued",
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
-        "refuses forbidden prohibited turned_down",
+        "refuses forbidden prohibited turned_down blocked",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
         "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist waiting_for_approval "
         "pending_approval accepted_for_review unapproved",
@@ -421,13 +421,13 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "stock": (
         "available in_stock back_in_stock",
         "unavailable out_of_stock sold_out fully_booked no_longer_available is_full are_full backordered "
-        "on_backorder",
+        "on_backorder was_out_of were_out_of is_out_of are_out_of ran_out_of",
     ),
     "outcome": (
-        "succeeded succeeds successful successfully passed passing went_through go_through goes_through "
-        "gone_through came_through completed finished "
+        "succeed succeeded succeeds successful successfully pass passes passed passing went_through "
+        "go_through goes_through gone_through came_through completed finished "
         "complete done",
-        "failed fails failing failure unsuccessful",
+        "fail failed fails failing failure unsuccessful",
         "pending on_hold in_progress still_running still_processing queued still_outstanding still_waiting",
     ),
     "ruling": ("upheld", "overturned"),
@@ -468,7 +468,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "going_down scaled_down scale_down down_# is_down_# are_down_# declined declining dipped dips "
         "slightly_down down_to_# shrinking shrank shrinks",
         "unchanged stays_the_same stay_the_same remains_the_same remain_the_same stays_at staying_at "
-        "stayed_at stayed_the_same remained_at remained_the_same stayed_flat was_flat were_flat held_steady "
+        "stayed_at stayed_the_same remained_at remained_the_same stayed_flat was_flat were_flat is_flat "
+        "are_flat held_steady "
         "remains_# stays_# remained_# stayed_# "
         "remains_at",
     ),
@@ -477,7 +478,10 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "add added include included includes",
         "remove removed delete deleted exclude excluded excludes left_out left_it_out",
     ),
-    "keep": ("keep keeps kept retain retained retains", "deleted erased removed discarded destroyed dropped"),
+    "keep": (
+        "keep keeps kept retain retained retains",
+        "deleted erased removed discarded destroyed dropped cancelled canceled archived",
+    ),
     "whole": ("full complete", "partial partially incomplete"),
     "hours": ("full_time", "part_time"),
     "valid": ("valid", "invalid expired"),
@@ -1638,7 +1642,7 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         if key not in act.sides:
             # said of something the expected text names, or of "it": not "you finished 7 of the 10
             # modules" for "the final project is still outstanding"
-            words = _stateless(exp)
+            words = _stateless(_clause_saying(exp, key))
             said = next(
                 (
                     c.sides[k]
@@ -1664,14 +1668,18 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         if _STILL.search(exp.text) and latest != key:  # "was locked … I've unlocked it now"
             return f"opposite: expected still '{written}', answer says '{act.sides[latest]}' last"
         # what the side is said of: the words of the expected clause that says it ("while iOS held steady")
-        said_in = next((c for c in _clauses(exp.text, _STATE_CLAUSE_END) if key in c.sides), exp)
-        words = _stateless(said_in)
+        words = _stateless(_clause_saying(exp, key))
         about = _clauses_about(act, words, _STATE_CLAUSE_END)
         if about and not any(key in c.sides for c in about) and not _may_refer_back(act, exp, key):
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}' of it"
     return _denied_side(act, exp)
+
+
+def _clause_saying(exp: Analysis, key: str) -> Analysis:
+    """The clause of ``expected`` that says side ``key`` ("while iOS held steady"), or all of it."""
+    return next((c for c in _clauses(exp.text, _STATE_CLAUSE_END) if key in c.sides), exp)
 
 
 def _stateless(said: Analysis) -> list[str]:
@@ -1717,6 +1725,13 @@ _NO_LATER = re.compile(r"\bno (?:later|earlier|sooner|more|less|fewer)\b", re.IG
 _CUE_WORD = re.compile(r"[^\W\d_]+(?:'t)?")
 
 
+# Verbs that say a thing was done: denied, they deny the thing itself ("the backup was not completed").
+_COMPLETING = frozenset(
+    stem(w)
+    for w in _words("completed complete finished done made go went happened processed carried created")
+)
+
+
 def _says_no(clause: Analysis) -> bool:
     """Whether a clause has a negation cue, even one that governs nothing ("and destroys none")."""
     return any(
@@ -1735,10 +1750,16 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
     if not exp.negated or exp.conditional or _NO_LATER.search(exp.text):
         return None
     denied = [s for s in exp.order if s in exp.negated and s not in exp.positive]
+    cue = exp.negated[denied[0]] if denied else ""
+    # "the renewal was not completed" denies the renewal itself, said in a sentence of its own ("I
+    # renewed your permit"; not "I started the renewal, but the payment failed")
+    done = bool(denied) and all(s in _COMPLETING for s in denied)
+    if done:
+        denied = [s for s in exp.order if s in exp.negated]
     if not denied or any((t := _find(s, act)) is not None and t in act.negated for s in exp.negated):
         return None  # nothing is denied alone, or the answer denies it too
     words = [s for s in exp.order if s not in _DESCRIBING]
-    about = _clauses_about(act, words, _STATE_CLAUSE_END) if len(words) > 1 else []
+    about = _clauses_about(act, words, _SENTENCE if done else _STATE_CLAUSE_END) if len(words) > 1 else []
     shared = [s for s in words if about and _find(s, about[0]) is not None]
     if len(shared) < max(2, (len(words) + 1) // 2):
         return None
@@ -1749,7 +1770,7 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
             return None  # "the museum was fully booked" may say "no tickets" in other words
     said = about[0].text.strip()
     said = said if len(said) <= 60 else said[:59] + "…"
-    return f"not negated: expected '{exp.negated[denied[0]]}', answer says '{said}'"
+    return f"not negated: expected '{cue}', answer says '{said}'"
 
 
 _REASON_END = re.compile(rf"{_STATE_CLAUSE_END.pattern}|\s(?:because|since|as)\s", re.IGNORECASE)

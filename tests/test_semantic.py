@@ -570,6 +570,18 @@ def test_a_number_in_words_is_its_value(actual: str, expected: str) -> None:
     assert guard(actual, expected) is None
 
 
+def test_a_count_of_none_is_no() -> None:
+    answer = "I rescanned with Trivy (0 critical, 2 low) and redeployed."
+    assert guard(answer, "Trivy reports no critical vulnerabilities") is None
+    assert guard(answer, "zero critical vulnerabilities") is None
+    assert guard(answer, "the rescan still found a critical vulnerability") == "negated: 'zero critical'"
+    assert guard("Trivy reports no critical issues.", "0 critical issues") is None
+    assert guard("Trivy reports 3 critical issues.", "0 critical issues") is not None
+    # a value, not a count of none: after "to", or "$0"
+    assert guard("I scaled it down to 0 nodes.", "the cluster was scaled to zero") is None
+    assert guard("It costs $0 to change.", "free to change") is None
+
+
 def test_a_range_of_minutes_and_zero_reached_are_values_not_a_time_or_a_denial() -> None:
     # "11 minutes to 4" would be the time 3:49, but "4 minutes" is an amount
     assert guard("The build time dropped from 11 minutes to 4 minutes.", "builds now take 4 minutes") is None

@@ -754,6 +754,17 @@ class Analysis:
         return _codes(self.text)
 
 
+# A count of none before a word: "0 critical" (not "$0", "2.0", "0 of 5" or "12 to 0 after").
+_NONE_COUNTED = re.compile(r"(?<![$€£.,:\d])\b0 (?=(?P<next>[^\W\d_]+))")
+
+
+def _none_counted(match: re.Match[str]) -> str:
+    before = match.string[max(0, match.start() - 5) : match.start()].split()
+    if match["next"].lower() in _STOPWORDS or (before and before[-1].lower() in _TO_A_VALUE):
+        return match[0]  # "0 of 5", "scaled down to 0 nodes": a value
+    return "zero "  # the cue: "0 critical" says "zero critical", "no critical"
+
+
 @lru_cache(maxsize=4096)
 def analyse(text: str) -> Analysis:
     """Tokenise ``text`` into content stems with their negation, numbers and date names.
@@ -769,6 +780,8 @@ def analyse(text: str) -> Analysis:
     'refund … not'
     """
     text, written = _in_digits(text)
+    if "0 " in text:
+        text = _NONE_COUNTED.sub(_none_counted, text)
     order: list[str] = []
     surface: dict[str, str] = {}
     positive: set[str] = set()

@@ -1153,6 +1153,45 @@ def guard(actual: str, expected: str) -> str | None:
     return compare(analyse(actual), analyse(expected))[2]
 
 
+# Words that make the number after them a round figure: "about 62 million" for "62.4 million".
+_ROUGHLY = re.compile(
+    r"\b(?:about|around|roughly|approximately|nearly|almost|close to|just over|just under)\s+"
+    r"(?P<figure>[$€£]?\d[\d,]*(?:\.\d+)?%?(?: (?:hundred|thousand|million|billion)\b)?)",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=4096)
+def _round_figures(text: str) -> frozenset[str]:
+    """The numbers ``text`` says as round figures, by key ("about 2,300" -> "2300")."""
+    found: set[str] = set()
+    for match in _ROUGHLY.finditer(text) if "bout" in text or "ly " in text or "ust " in text else ():
+        found.update(analyse(match["figure"]).numbers)
+    return frozenset(found)
+
+
+def _near(key: str, text: str, have: dict[str, str]) -> bool:
+    """Whether ``key`` is a round figure of ``text`` that a value the answer says rounds to: within
+    half its last significant place and a tenth of it ("about 2,300" for 2,314, not "about 14" for 15)."""
+    if key not in _round_figures(text):
+        return False
+    try:
+        want = float(key.rstrip("%"))
+    except ValueError:
+        return False
+    digits = key.rstrip("%")
+    places = digits.partition(".")[2]
+    step = 10.0 ** -len(places) if places else 10.0 ** (len(digits) - len(digits.rstrip("0")))
+    for value in have:
+        try:
+            got = float(value.rstrip("%"))
+        except ValueError:
+            continue
+        if value.endswith("%") == key.endswith("%") and abs(got - want) <= min(step / 2, abs(want) / 10):
+            return True
+    return False
+
+
 def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]:
     """Coverage of ``exp``'s content words by ``act``, the missing words as written, and any veto."""
     veto: str | None = None
@@ -1163,6 +1202,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
                 and f"{key}%" not in have  # "from 78 to 83 percent" for "from 78% to 83%"
                 and key not in _same_durations(exp.text, act.text)
                 and not _both(key, act)
+                and not _near(key, exp.text, have)
             ):
                 found = ", ".join(f"'{w}'" for w in have.values()) or "none"
                 veto = veto or f"expected '{written}', answer has {found}"

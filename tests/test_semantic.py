@@ -708,6 +708,9 @@ def test_a_range_and_a_pronoun_carry_the_value_for_the_role_veto() -> None:
     assert changed_role("Expect 14 to 20 inches of snow.", "14-20 inches of snow") is None
     answer = "There were 1,284 orders placed in March, and 37 of them were refunded."
     assert changed_role(answer, "37 orders refunded") is None
+    # the dates the failing partitions carry are no other count of partitions than "46"
+    answer = "46 partitions were rewritten; 2 of them (Jan 19 and Jan 20) failed and were rerun."
+    assert changed_role(answer, "The January 19 and 20 partitions failed at first.") is None
 
 
 def test_a_value_that_describes_a_word_or_is_said_with_it_keeps_its_role() -> None:

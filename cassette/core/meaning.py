@@ -2139,8 +2139,10 @@ def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis) ->
             carriers.setdefault(word, []).extend(
                 v for v in (_values_after(act, n), _values_before(act, n)) if v
             )
+    kind = _value_kind([key])  # values of other kinds say nothing of it: "2 of them (Jan 19 and Jan 20)"
     return any(
-        all(values == [key] for values in carried) and _find(word, exp) is not None
+        all(values == [key] for values in carried if _value_kind(values) == kind)
+        and _find(word, exp) is not None
         for word, carried in carriers.items()
         if any(key in values for values in carried)
     )

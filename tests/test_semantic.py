@@ -711,6 +711,9 @@ def test_a_range_and_a_pronoun_carry_the_value_for_the_role_veto() -> None:
     # the dates the failing partitions carry are no other count of partitions than "46"
     answer = "46 partitions were rewritten; 2 of them (Jan 19 and Jan 20) failed and were rerun."
     assert changed_role(answer, "The January 19 and 20 partitions failed at first.") is None
+    # "May" before a day is the month, a date "backordered" carries besides the count
+    answer = "18 of the 20 drums arrived, and 2 are backordered until May 3."
+    assert changed_role(answer, "Two drums are backordered.") is None
 
 
 def test_a_value_that_describes_a_word_or_is_said_with_it_keeps_its_role() -> None:

@@ -2093,7 +2093,7 @@ def _slots(text: str) -> tuple[tuple[str, str], ...]:
 
 def _slot(kind: str, word: str, name: str, tok: str) -> tuple[str, str] | None:
     """One token's slot for `_slots`, or ``None`` for a token it leaves out."""
-    if kind is _NUMBER or (kind is _CONTENT and name):
+    if kind is _NUMBER or (kind is _CONTENT and name) or tok == "May":  # "until May 3": the month
         return _VALUE, name or word
     if kind is _CONTENT:
         return (_WORD, word) if len(tok) > 1 and word not in _UNITS else None

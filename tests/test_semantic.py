@@ -315,6 +315,16 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
             "opposite: expected 'gone up', answer says 'are flat'",
         ),
         (
+            "The errors came from the 8.14.2 deploy, so I rolled back to 8.14.1.",
+            "The errors were unrelated to the 8.14.2 deploy.",
+            "opposite: expected 'unrelated to', answer says 'came from'",
+        ),
+        (
+            "Origin load peaked at 2,300 req/s, well under the 5,000 req/s limit.",
+            "Origin load went over the 5,000 req/s limit.",
+            "opposite: expected 'went over', answer says 'under the'",
+        ),
+        (
             "I resolved incident INC-3307 at 03:18 UTC.",
             "Incident INC-3307 is still open.",
             "opposite: expected 'open', answer says 'resolved'",
@@ -780,6 +790,14 @@ def test_what_a_change_left_behind_may_still_be_said_as_the_past() -> None:
     assert (
         guard("I've disabled the old key; it will stop working today.", "the old key no longer works") is None
     )
+
+
+def test_a_value_a_scaling_left_behind_is_an_old_one() -> None:
+    answer = "I scaled the consumer group from 4 to 12 consumers."
+    assert guard(answer, "The consumer group was left at 4 consumers.") == (
+        "expected '4', answer has it only as what changed ('4')"
+    )
+    assert guard(answer, "the group went from 4 to 12 consumers") is None
 
 
 def test_a_state_of_two_words_a_change_left_behind_is_not_said() -> None:

@@ -340,6 +340,7 @@ _CHANGING = frozenset(
     upgrade upgraded downgrade downgraded raise raised raises lower lowered lowers increase increased
     increases decrease decreased decreases reduce reduced reduces rise rose fall fell drop dropped go
     goes went bump bumps bumped roll rolled rolls revert reverted reverts push pushed postpone postponed
+    scale scaled scales resize resized adjust adjusted adjusts revise revised shift shifted
     """
     )
 )
@@ -490,7 +491,14 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "late delayed overdue running_late after_the_deadline past_the_deadline missed_the_deadline "
         "behind_schedule",
     ),
-    "limit": ("above exceeds exceeded exceeding over_budget", "below within_the under_budget"),
+    "limit": (
+        "above exceeds exceeded exceeding over_budget over_the went_over goes_over go_over",
+        "below within_the under_budget under_the stayed_under stays_under stay_under",
+    ),
+    "cause": (
+        "caused_by came_from comes_from come_from stemmed_from traced_to root_cause",
+        "unrelated unrelated_to nothing_to_do_with",
+    ),
     "duration": ("extended extend extends lengthened longer", "shortened shorten shortens shorter cut_short"),
     "day": ("today tonight this_morning this_afternoon this_evening", "tomorrow", "yesterday"),
     "daypart": (

@@ -834,6 +834,21 @@ def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("Your account was locked after five failed login attempts.", "account locked") is None
 
 
+def test_a_cost_a_fall_or_a_day_is_no_lack_but_no_cost_and_no_change_are() -> None:
+    # "fee" is no lack, so a denial of the fee is no lack said alike; "waived" (no cost) says one
+    answer = "Nonprofit groups don't pay the $60 rental fee."
+    assert guard(answer, "The $60 rental fee is waived for the nonprofit group.") is None
+    assert guard("I did not touch the payment mock.", "payment mock left unchanged") is None
+
+
+def test_a_noun_cue_after_a_number_is_the_noun_and_a_side_said_in_a_condition_is_none() -> None:
+    answer = "The 9 vans now cover all 146 stops, and total planned distance drops to 1,085 km."
+    assert guard(answer, "Total planned distance falls to 1,085 km.") is None
+    answer = "Kessler failed its re-audit; no new POs will be issued until they pass a new inspection."
+    assert guard(answer, "Kessler did not pass the re-audit.") is None
+    assert guard("Kessler passed its re-audit.", "Kessler did not pass the re-audit.") is not None
+
+
 def test_a_failure_said_in_another_word_of_its_side_is_said_alike() -> None:
     answer = "The delivery to Harmon Medical Supply was marked failed because the dock was closed."
     assert guard(answer, "The delivery attempt to Harmon Medical Supply was unsuccessful.") is None

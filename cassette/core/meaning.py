@@ -910,13 +910,14 @@ def _in_context(
     kind: str, word: str, payload: str, tok: str, was_start: bool, before: str, last_skip: str
 ) -> tuple[str, str, str]:
     """A token's (kind, key, extra) read with the token before it: "May" inside a sentence is the
-    month ("delivered in May"), "stop" after a determiner or a noun is the noun ("the Cozumel stop"),
+    month ("delivered in May"), "stop" after a determiner, a noun or a number is the noun ("the Cozumel
+    stop", "146 stops"),
     "zero" after "to", "at" or "from" is a value ("errors dropped to zero"), not "no"."""
     if kind is _SKIP and word == "may" and tok[0] == "M" and not was_start:
         return _CONTENT, word, "may"
     if word == "zero":
         return (_NUMBER, "0", "") if last_skip in _TO_A_VALUE else (kind, word, payload)
-    if kind is _NEGATION and (before is _CONTENT or last_skip in _DETERMINERS):
+    if kind is _NEGATION and (before is _CONTENT or before is _NUMBER or last_skip in _DETERMINERS):
         return _CONTENT, stem(word), payload
     return kind, word, payload
 
@@ -1550,9 +1551,23 @@ def _changed_titled_name(act: Analysis, exp: Analysis) -> str | None:
     return None
 
 
+# The sides that say a lack in families whose first side is not the one thing had: "unchanged" (no
+# change, not a fall), "free" (no cost, not a cost); none in a family of two values ("tomorrow", "below").
+_LACK_SIDES: dict[str, frozenset[str]] = {"level": frozenset("2"), "price": frozenset("0")} | dict.fromkeys(
+    _words("plan hours limit duration day daypart lock refund cause ruling"), frozenset()
+)
+
+
+def _is_lack_side(key: str) -> bool:
+    """Whether ``"family:side"`` says a thing is missing, failed, refused, not yet done or left as it
+    was: in most families a side after the first ("decision:1" denied, "outcome:2" pending)."""
+    family, _, side = key.partition(":")
+    return side in _LACK_SIDES[family] if family in _LACK_SIDES else side != "0"
+
+
 def _is_lack(word: str, written: str) -> bool:
     """Whether a word says something is missing, failed or refused ("lost", "failed", "unpaid")."""
-    return word in _DENYING or any(not key.endswith(":0") for key in _SIDE_OF.get(written.lower(), ()))
+    return word in _DENYING or any(_is_lack_side(key) for key in _SIDE_OF.get(written.lower(), ()))
 
 
 # Words that say a thing was left as it was or did not happen ("the fund was left untouched").
@@ -1572,7 +1587,7 @@ def _says_a_lack(exp: Analysis) -> bool:
     out of stock", "bag missed the connection", "fund untouched"): a word the answer names only under a
     negation it does not govern first ("none in Columbus", "didn't make the connection", "no changes
     were made to the fund") may then be said alike."""
-    return any(not key.endswith(":0") for key in exp.sides) or _names_a_lack(exp)
+    return any(_is_lack_side(key) for key in exp.sides) or _names_a_lack(exp)
 
 
 def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:
@@ -1759,6 +1774,8 @@ def _denied_side(act: Analysis, exp: Analysis) -> str | None:
         if key in act.sides and key not in act.denied_sides and key not in exp.sides and not delayed:
             said = act.sides[key]
             stems = [stem(w) for w in said.split()]
+            if all(t in act.conditional for t in stems):
+                continue  # "no new POs until they pass a new inspection" says no pass
             if all(t not in act.negated for t in stems):  # "your refund request has been declined"
                 return f"negated: expected '{written}', answer says '{said}'"
     return None
@@ -1827,7 +1844,7 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
     for clause in about:
         if not any(_find(s, clause) is not None for s in denied) or clause.conditional or _says_no(clause):
             return None
-        if _names_a_lack(clause) or any(not key.endswith(":0") for key in clause.sides):
+        if _names_a_lack(clause) or any(_is_lack_side(key) for key in clause.sides):
             return None  # "the museum was fully booked" may say "no tickets" in other words
     said = about[0].text.strip()
     said = said if len(said) <= 60 else said[:59] + "…"

@@ -43,7 +43,7 @@ from typing import Any
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared/data/stsb-en-dev.csv"
 DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "tests/data/semantic_pairs.jsonl"
 SAME_MEANING = 4.0
-SPLITS = ("calibration", "heldout")
+SPLITS = ("calibration", "heldout", "heldout-plain")
 
 
 def read_entailment_pairs(path: Path) -> list[dict[str, str]]:
@@ -176,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue  # a file of one batch holds one split
             entail, contra = pass_rates(backend, rows, split)
             print(
-                f"{'':<11} {split:<11} ({n} pairs): entailment-pass {entail:.2f}  "
+                f"{'':<11} {split:<13} ({n} pairs): entailment-pass {entail:.2f}  "
                 f"contradiction-pass {contra:.2f}  difference {entail - contra:.2f}"
             )
     return 0

@@ -325,6 +325,26 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
             "opposite: expected 'went over', answer says 'under the'",
         ),
         (
+            "I paused the Win-back Q3 drip campaign after the second email.",
+            "The Win-back Q3 campaign is still running.",
+            "opposite: expected 'still running', answer says 'paused'",
+        ),
+        (
+            "I rotated the password and revoked the old password at 13:45.",
+            "The old password was left active.",
+            "opposite: expected 'left active', answer says 'revoked'",
+        ),
+        (
+            "Liam and Ava will lose Premium access then.",
+            "Liam and Ava keep Premium access after the change.",
+            "opposite: expected 'keep', answer says 'lose'",
+        ),
+        (
+            "Overhead lifting is still off-limits until the re-check.",
+            "Overhead lifting is now allowed.",
+            "opposite: expected 'allowed', answer says 'off limits'",
+        ),
+        (
             "I resolved incident INC-3307 at 03:18 UTC.",
             "Incident INC-3307 is still open.",
             "opposite: expected 'open', answer says 'resolved'",
@@ -547,6 +567,12 @@ def test_an_event_said_only_in_a_condition_has_not_happened() -> None:
         "condition: expected 'received', answer says 'receive' only in a condition"
     )
     assert guard(answer, "the claim waits for the police report") is None  # the report itself is said
+
+
+def test_the_whole_is_not_said_by_a_part() -> None:
+    answer = "I cancelled 12 of the 30 rooms in the wedding block."
+    assert guard(answer, "The whole wedding block was cancelled.") == "expected all, answer says '12 of … 30'"
+    assert guard(answer, "12 rooms of the wedding block were cancelled") is None
 
 
 def test_all_is_not_said_when_the_answer_says_another_side_too() -> None:

@@ -403,9 +403,9 @@ def _classify(tok: str) -> tuple[str, str, str]:
 _OPPOSITES: dict[str, tuple[str, ...]] = {
     "decision": (
         "approve approved approves approval accept accepted accepts granted grants authorised authorized "
-        "admitted allowed permitted agreed issued",
+        "admitted allowed permitted agreed issued awarded",
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
-        "refuses forbidden prohibited turned_down blocked",
+        "refuses forbidden prohibited turned_down blocked off_limits",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
         "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist waiting_for_approval "
         "pending_approval accepted_for_review unapproved",
@@ -446,12 +446,13 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "offline still_down still_out is_down are_down went_down suspended interrupted out_of_service",
     ),
     "ongoing": (
-        "ongoing continuing still_ongoing",
-        "is_over are_over now_over has_ended have_ended resolved",
+        "ongoing continuing still_ongoing still_running still_live",
+        "is_over are_over now_over has_ended have_ended resolved paused halted",
     ),
     "active": (
-        "is_active are_active still_active remains_active stays_active",
-        "deleted closed cancelled canceled terminated deactivated blocked suspended frozen inactive lapsed",
+        "is_active are_active still_active remains_active stays_active left_active",
+        "deleted closed cancelled canceled terminated deactivated blocked suspended frozen inactive lapsed "
+        "revoked",
     ),
     "works": (
         "works working still_works still_working",
@@ -480,8 +481,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "remove removed delete deleted exclude excluded excludes left_out left_it_out",
     ),
     "keep": (
-        "keep keeps kept retain retained retains",
-        "deleted erased removed discarded destroyed dropped cancelled canceled archived",
+        "keep keeps kept keeping retain retained retains retaining",
+        "deleted erased removed discarded destroyed dropped cancelled canceled archived lose loses losing",
     ),
     "whole": ("full complete", "partial partially incomplete"),
     "hours": ("full_time", "part_time"),
@@ -512,7 +513,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "cost costs charge charged fee fees",
     ),
     "present": ("received found arrived", "missing lost"),
-    "customs": ("cleared released", "held stuck"),
+    "customs": ("cleared released", "held stuck holding"),
 }
 
 # word form (phrases joined by "_") -> the "family:side" keys it says ("decision:1")
@@ -1854,7 +1855,7 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
 _REASON_END = re.compile(rf"{_STATE_CLAUSE_END.pattern}|\s(?:because|since|as)\s", re.IGNORECASE)
 
 
-_ALL = re.compile(r"\b(?:all|every|both|each)\b", re.IGNORECASE)
+_ALL = re.compile(r"\b(?:all|every|both|each|whole|entire)\b", re.IGNORECASE)
 
 
 def _clauses(text: str, ends: re.Pattern[str]) -> list[Analysis]:

@@ -618,6 +618,14 @@ def test_a_round_figure_is_said_by_a_value_that_rounds_to_it() -> None:
     assert guard("There were 15 errors.", "about 14 errors") is not None  # 15 is not within half a unit
 
 
+def test_nothing_after_a_verb_denies_the_verb_not_what_follows() -> None:
+    answer = "I contested your $65 ticket from March 3 on Elm Street; the city dismissed it. Nothing is owed."
+    assert guard(answer, "You owe nothing on the Elm Street ticket.") is None
+    assert guard("You owe $65 on the Elm Street ticket.", "You owe nothing on the Elm Street ticket.") == (
+        "not negated: expected 'owe nothing', answer says 'owe'"
+    )
+
+
 def test_a_count_of_none_is_no() -> None:
     answer = "I rescanned with Trivy (0 critical, 2 low) and redeployed."
     assert guard(answer, "Trivy reports no critical vulnerabilities") is None

@@ -1076,6 +1076,8 @@ class _Reader:
         "peanut-free")."""
         if (word == "nothing" or payload is _DENIED_BEFORE) and self.pending and self.pending[-1][0] == prev:
             self.deny_last(tok)
+            if word == "nothing":
+                return  # "you owe nothing on the ticket": the owing is denied, not the ticket
         if payload is not _DENIED_BEFORE:
             self.cue, self.cue_phrase, self.reach, self.adjacent = tok, bool(payload), _SCOPE, True
 

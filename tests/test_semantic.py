@@ -760,6 +760,20 @@ def test_a_range_and_a_pronoun_carry_the_value_for_the_role_veto() -> None:
     assert changed_role(answer, "Two drums are backordered.") is None
 
 
+def test_values_of_other_kinds_and_the_digits_of_a_code_are_no_other_value_of_the_role() -> None:
+    # a share is not another amount, a count not another price, "W-9" no number
+    answer = "Trupanion approved the claim: they will pay 90%, which is $3,780 of the $4,200 bill."
+    assert changed_role(answer, "Trupanion will pay $3,780 toward the surgery.") is None
+    answer = "I listed your two tickets for the show on StubHub at £210 each."
+    assert changed_role(answer, "The two tickets are listed at £210 apiece.") is None
+    answer = "Onboarding is done: their W-9 is on file, and they were assigned vendor ID V-30417."
+    assert changed_role(answer, "Brightline is set up as vendor V-30417.") is None
+    answer = "The tickets are listed at £210 each, and the deposit is £250."
+    assert changed_role(answer, "the tickets are listed at £250") == (
+        "role: expected 'listed' with '250', answer has it with '210'"
+    )
+
+
 def test_a_value_that_describes_a_word_or_is_said_with_it_keeps_its_role() -> None:
     answer = "You are pre-approved for a 30-year fixed mortgage of up to $420,000 at 6.45% APR."
     assert changed_role(answer, "pre-approved up to $420,000") is None  # "30-year" describes the mortgage

@@ -2096,6 +2096,7 @@ _VALUE, _WORD, _GAP, _END = "v", "w", "g", "e"
 _UNITS = frozenset(_words("am pm million millions billion billions thousand cents percent"))
 _PARTITIVE = frozenset({"of", "out", "to"})  # "2 of 5 nodes", "from 3 to 8 replicas": one run
 _SIZE = re.compile(r"\d[\d.,]*-[^\W\d_]")  # "a 30-year mortgage", "a 20-minute visit"
+_LETTER_DASH_DIGIT = re.compile(r"[^\W\d_]{1,4}-\d")  # "W-9", "I-130", "PO-7740": a code
 
 
 @lru_cache(maxsize=4096)
@@ -2107,7 +2108,8 @@ def _slots(text: str) -> tuple[tuple[str, str], ...]:
         tokens = _piece(piece)
         if _SIZE.match(piece):  # "a 30-year mortgage": the number describes the next word
             tokens = ((_SKIP, "", "", ""), *tokens[1:])
-        elif _LETTER_BY_DIGIT.search(piece) and _is_code(piece):  # "unit 4B", "in Q3": a code, no value
+        elif (_LETTER_BY_DIGIT.search(piece) and _is_code(piece)) or _LETTER_DASH_DIGIT.match(piece):
+            # "unit 4B", "in Q3", "their W-9", "vendor V-30417": a code, no value
             tokens = tuple((_SKIP, "", "", "") if t[0] is _NUMBER else t for t in tokens)
         out.extend(_slot(kind, word, name, tok) for kind, word, name, tok in tokens)
     slots = [slot for slot in out if slot is not None]
@@ -2154,7 +2156,7 @@ def _values_before(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
     return [key for kind, key in slots[j:i] if kind is _VALUE]
 
 
-def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis) -> bool:
+def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis, said: dict[str, str]) -> bool:
     """Whether the answer attaches value ``key`` to another word of ``expected`` that carries no other
     value in the answer ("3 failed" in "142 tests passed and 3 failed" says "3 tests failed"), or to
     a pronoun that may stand for the expected word ("1,284 orders …, and 37 of them were refunded")."""
@@ -2167,21 +2169,26 @@ def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis) ->
             carriers.setdefault(word, []).extend(
                 v for v in (_values_after(act, n), _values_before(act, n)) if v
             )
-    kind = _value_kind([key])  # values of other kinds say nothing of it: "2 of them (Jan 19 and Jan 20)"
+    kind = _value_kind([key], exp.numbers)  # values of other kinds say nothing of it: "2 of them (Jan 19)"
     return any(
-        all(values == [key] for values in carried if _value_kind(values) == kind)
+        all(values == [key] for values in carried if _value_kind(values, said) == kind)
         and _find(word, exp) is not None
         for word, carried in carriers.items()
         if any(key in values for values in carried)
     )
 
 
-def _value_kind(values: list[str]) -> str:
+def _value_kind(values: list[str], written: dict[str, str]) -> str:
     """A run of role values' kind: a date (it names a weekday, month or season: "July 9"), a time
-    ("6:15") or a number."""
+    ("6:15"), a share ("90%"), an amount of money (written with its currency in ``written``, the
+    text's numbers as written: "$3,780") or a number."""
     if any(v[0].isalpha() for v in values):
         return "date"
-    return "time" if any(":" in v for v in values) else "number"
+    if any(":" in v for v in values):
+        return "time"
+    if any(v.endswith("%") for v in values):
+        return "share"
+    return "money" if any(written.get(v, " ")[0] in "$€£" for v in values) else "number"
 
 
 def changed_role(actual: str, expected: str) -> str | None:
@@ -2200,7 +2207,8 @@ def changed_role(actual: str, expected: str) -> str | None:
     exp, act = _slots(expected), _slots(actual)
     if not any(kind is _VALUE for kind, _ in exp):
         return None
-    stems = analyse(actual)
+    stems, expected_numbers = analyse(actual), analyse(expected).numbers
+    as_written = stems.numbers  # the answer's values as written: "$3,780" is money
     for i, (kind, key) in enumerate(exp):
         if kind is not _VALUE or (_VALUE, key) not in act:
             continue
@@ -2221,15 +2229,15 @@ def changed_role(actual: str, expected: str) -> str | None:
             at = [n for n, slot in enumerate(act) if slot == (_WORD, word)]
             others = [b for b in (read(act, n) for n in at) if b]
             run = [v for _, v in exp[start : end + 1]]
-            kind_of_run = _value_kind(run)
+            kind_of_run = _value_kind(run, expected_numbers)
             if (
                 others
                 # said the other way round: "the charge from April 28" for "the April 28 charge"
                 and not any(key in _values_after(act, n) or key in _values_before(act, n) for n in at)
                 # another value of its kind: "table for 6" is not "table for 6 Friday", "the 6:15 spin class
                 # on Thursday" is "Thursday spin class"
-                and any(v not in run for b in others if _value_kind(b) == kind_of_run for v in b)
-                and not _carried_alike(act, key, analyse(expected))
+                and any(v not in run for b in others if _value_kind(b, as_written) == kind_of_run for v in b)
+                and not _carried_alike(act, key, analyse(expected), as_written)
             ):
                 said = " ".join(run)
                 written = stems.surface[word]

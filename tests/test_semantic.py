@@ -569,6 +569,18 @@ def test_an_event_said_only_in_a_condition_has_not_happened() -> None:
     assert guard(answer, "the claim waits for the police report") is None  # the report itself is said
 
 
+def test_a_refusal_is_not_said_by_an_answer_that_says_it_was_done() -> None:
+    answer = "I sent the dishwasher request. The property manager scheduled a repair technician."
+    assert guard(answer, "The property manager declined the maintenance request.") == (
+        "opposite: expected 'declined the', answer says 'scheduled'"
+    )
+    # a refusal in the answer as well, or one said of another thing, is no such veto
+    answer = "The property manager declined the request, so I scheduled a plumber myself."
+    assert guard(answer, "The property manager declined the maintenance request.") is None
+    answer = "The hotel declined the upgrade; your booking is confirmed."
+    assert guard(answer, "the booking is confirmed") is None
+
+
 def test_the_whole_is_not_said_by_a_part() -> None:
     answer = "I cancelled 12 of the 30 rooms in the wedding block."
     assert guard(answer, "The whole wedding block was cancelled.") == "expected all, answer says '12 of … 30'"

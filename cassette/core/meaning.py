@@ -1753,7 +1753,26 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}' of it"
-    return _denied_side(act, exp)
+    return _refused_or_done(act, exp) or _denied_side(act, exp)
+
+
+# Sides that say a request was carried out: a refusal ("decision:1") of it is their opposite.
+_DONE_SIDES = frozenset(_words("booking:0 outcome:0 refund:0 enrolment:0 paid:0 add:0"))
+
+
+def _refused_or_done(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says a request was refused and the answer, saying no decision at all,
+    says it was carried out, in a clause about the words the refusal is said of ("the property
+    manager declined the request" for "the property manager scheduled a technician"). Not the other
+    way round: an answer may refuse one thing and do another ("declined the upgrade; the booking is
+    confirmed")."""
+    if "decision:1" not in exp.sides or any(k.startswith("decision:") for k in act.sides):
+        return None
+    clauses = _clauses_about(act, _stateless(_clause_saying(exp, "decision:1")), _STATE_CLAUSE_END)
+    done = next((c.sides[k] for c in clauses for k in sorted(_DONE_SIDES) if k in c.sides), None)
+    if done is None:
+        return None
+    return f"opposite: expected '{exp.sides['decision:1']}', answer says '{done}'"
 
 
 def _clause_saying(exp: Analysis, key: str) -> Analysis:

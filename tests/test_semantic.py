@@ -214,6 +214,7 @@ def test_a_denial_the_answer_does_not_contradict_passes_the_guard(actual: str, e
         "No, we are happy to offer a refund.",
         "We can't ship it today, but we will offer a refund.",
         "Not only do we offer a refund, we also cover shipping.",
+        "The old card wasn't working and the refund was offered today.",
     ],
 )
 def test_negation_scope_ends_where_it_should(actual: str) -> None:

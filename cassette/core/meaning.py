@@ -1007,8 +1007,12 @@ class _Reader:
         if self.adjacent and word in _IDIOMS:
             self.cue = None
         self.adjacent = False
-        if self.after_and and (word in _PRONOUNS or (self.comma_and and word in _DETERMINERS)):
-            self.cue = None  # "..., and you keep access", "…, and the file reaches the server": a new clause
+        if self.after_and and (
+            word in _PRONOUNS or (word in _DETERMINERS and (self.comma_and or self.reach < _SCOPE))
+        ):
+            # "..., and you keep access", "…, and the file reaches the server", "wasn't working and the
+            # exit sign was unlit" (the cue has a word of its own): a new clause
+            self.cue = None
         self.after_and = word == "and"
         self.comma_and = self.after_and and prev == ","
         if self.after_and:  # "is cancelled and won't renew": the negation denies the renewal only

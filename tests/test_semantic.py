@@ -346,6 +346,11 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
             "opposite: expected 'allowed', answer says 'off limits'",
         ),
         (
+            "Sales were down from $12,000 to $9,500.",
+            "sales rose to $9,500",
+            "opposite: expected 'rose', answer says 'down from'",
+        ),
+        (
             "I resolved incident INC-3307 at 03:18 UTC.",
             "Incident INC-3307 is still open.",
             "opposite: expected 'open', answer says 'resolved'",

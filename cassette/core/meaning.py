@@ -468,7 +468,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "decrease decreased decreases decreasing lower lowered lowers reduce reduced reduces reduction "
         "drop dropped drops fell fall falls falling cut cutting go_down goes_down went_down gone_down "
         "going_down scaled_down scale_down down_# is_down_# are_down_# declined declining dipped dips "
-        "slightly_down down_to_# shrinking shrank shrinks",
+        "slightly_down down_to_# down_from shrinking shrank shrinks",
         "unchanged stays_the_same stay_the_same remains_the_same remain_the_same stays_at staying_at "
         "stayed_at stayed_the_same remained_at remained_the_same stayed_flat was_flat were_flat is_flat "
         "are_flat held_steady "

@@ -915,6 +915,16 @@ def test_a_noun_cue_after_a_number_is_the_noun_and_a_side_said_in_a_condition_is
     assert guard("Kessler passed its re-audit.", "Kessler did not pass the re-audit.") is not None
 
 
+def test_a_refusal_said_of_another_word_of_the_denial_is_said_alike() -> None:
+    answer = "The return for order 88-2231 was rejected: the customer sent back the blender 47 days late."
+    assert guard(answer, "The blender return was denied.") is None
+    answer = "The return for order 88-2231 was approved: the customer sent back the blender."
+    assert (
+        guard(answer, "The blender return was denied.")
+        == "not negated: expected 'return … denied', answer says 'return'"
+    )
+
+
 def test_a_failure_said_in_another_word_of_its_side_is_said_alike() -> None:
     answer = "The delivery to Harmon Medical Supply was marked failed because the dock was closed."
     assert guard(answer, "The delivery attempt to Harmon Medical Supply was unsuccessful.") is None

@@ -1275,6 +1275,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             and not _verb_denies_alike(act, exp)
             # "no refrigerant recharge needed" for "the refrigerant is fine, so no recharge was needed"
             and not any(w in act.core and w not in act.positive for w in exp.negated if w != s)
+            and not _denied_by_a_refusal(s, act, exp)
         ):
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
         elif want_pos != want_neg and t in act.positive and t in act.negated and s not in exp.conditional:
@@ -1595,6 +1596,20 @@ def _says_a_lack(exp: Analysis) -> bool:
     negation it does not govern first ("none in Columbus", "didn't make the connection", "no changes
     were made to the fund") may then be said alike."""
     return any(_is_lack_side(key) for key in exp.sides) or _names_a_lack(exp)
+
+
+def _denied_by_a_refusal(s: str, act: Analysis, exp: Analysis) -> bool:
+    """Whether ``expected`` denies ``s`` with a verb of refusal ("the blender return was denied") and
+    the answer refuses another word that denial is of ("the return ... was rejected": the blender it
+    names elsewhere is what was sent back)."""
+    by = stem(exp.negated[s].rsplit(" ", 1)[-1].lower())
+    if by not in _DENYING:
+        return False
+    for w, written in exp.negated.items():
+        t = _find(w, act) if w != s and written.endswith(exp.negated[s].rsplit(" ", 1)[-1]) else None
+        if t is not None and t in act.negated and stem(act.negated[t].rsplit(" ", 1)[-1].lower()) in _DENYING:
+            return True
+    return False
 
 
 def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:

@@ -778,6 +778,18 @@ def test_a_range_and_a_pronoun_carry_the_value_for_the_role_veto() -> None:
     assert changed_role(answer, "Two drums are backordered.") is None
 
 
+def test_a_count_with_its_noun_left_out_is_part_of_the_total_the_noun_carries() -> None:
+    answer = "I processed the 18 returned units: 15 passed inspection, and 3 had cracked housings."
+    assert changed_role(answer, "Three units were damaged.") is None
+    answer = "48 participants enrolled, 37 completed the training, and 29 were placed in jobs."
+    assert changed_role(answer, "29 participants got jobs.") is None
+    # a count greater than the noun's is no part of it
+    assert changed_role("I processed the 18 returned units, and 3 had cracks.", "3 units had cracks") is None
+    assert changed_role("I processed the 18 returned units, and 30 had cracks.", "30 units had cracks") == (
+        "role: expected 'units' with '30', answer has it with '18'"
+    )
+
+
 def test_values_of_other_kinds_and_the_digits_of_a_code_are_no_other_value_of_the_role() -> None:
     # a share is not another amount, a count not another price, "W-9" no number
     answer = "Trupanion approved the claim: they will pay 90%, which is $3,780 of the $4,200 bill."

@@ -2216,6 +2216,26 @@ def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis, sa
     )
 
 
+def _part_of_a_total(act: tuple[tuple[str, str], ...], key: str, others: list[list[str]]) -> bool:
+    """Whether the answer says count ``key`` with its noun left out ("3 had cracked housings", "29 were
+    placed", "4 each") while the word carries a greater count, a total it is part of ("the 18 returned
+    units: 15 passed inspection and 3 had cracked housings" says "three units were damaged")."""
+    try:
+        part = float(key)
+        totals = [float(v) for b in others for v in b]
+    except ValueError:
+        return False
+    elided = any(
+        slot == (_VALUE, key) and act[n + 1] in _A_PART_DOES and (n == 0 or act[n - 1][0] is not _VALUE)
+        for n, slot in enumerate(act[:-1])
+    )
+    return elided and all(total > part for total in totals)
+
+
+# What a count with its noun left out is followed by: "3 had …", "29 were placed", "4 each".
+_A_PART_DOES = frozenset((_GAP, w) for w in _words("is are was were had have has each will did"))
+
+
 def _value_kind(values: list[str], written: dict[str, str]) -> str:
     """A run of role values' kind: a date (it names a weekday, month or season: "July 9"), a time
     ("6:15"), a share ("90%"), an amount of money (written with its currency in ``written``, the
@@ -2268,6 +2288,7 @@ def changed_role(actual: str, expected: str) -> str | None:
             others = [b for b in (read(act, n) for n in at) if b]
             run = [v for _, v in exp[start : end + 1]]
             kind_of_run = _value_kind(run, expected_numbers)
+            counted = end + 1 < len(exp) and exp[end + 1][0] is _WORD
             if (
                 others
                 # said the other way round: "the charge from April 28" for "the April 28 charge"
@@ -2276,6 +2297,8 @@ def changed_role(actual: str, expected: str) -> str | None:
                 # on Thursday" is "Thursday spin class"
                 and any(v not in run for b in others if _value_kind(b, as_written) == kind_of_run for v in b)
                 and not _carried_alike(act, key, analyse(expected), as_written)
+                # "Three units were damaged" (a count of its noun) for "the 18 units: … 3 had cracks"
+                and not (counted and _part_of_a_total(act, key, others))
             ):
                 said = " ".join(run)
                 written = stems.surface[word]

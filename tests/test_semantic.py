@@ -587,6 +587,20 @@ def test_a_refusal_is_not_said_by_an_answer_that_says_it_was_done() -> None:
     assert guard(answer, "the booking is confirmed") is None
 
 
+def test_all_is_not_said_by_an_answer_that_leaves_one_out() -> None:
+    answer = "The Q3 report is done: all 5 services met their targets except ledger-writer."
+    assert (
+        guard(answer, "All five payments services met their Q3 targets.")
+        == "expected all, answer says 'except …'"
+    )
+    assert (
+        guard(
+            "The Q3 report is done: all 5 services met their targets.", "all five services met their targets"
+        )
+        is None
+    )
+
+
 def test_the_whole_is_not_said_by_a_part() -> None:
     answer = "I cancelled 12 of the 30 rooms in the wedding block."
     assert guard(answer, "The whole wedding block was cancelled.") == "expected all, answer says '12 of … 30'"
@@ -956,7 +970,7 @@ def test_except_negates_what_it_names() -> None:
     answer = "The museum is open every day except Monday."
     assert guard(answer, "the museum is open on Monday") == "negated: 'except Monday'"
     assert guard(answer, "open on Tuesday") is not None  # no Tuesday in the answer at all
-    assert guard(answer, "the museum is open every day") is None
+    assert guard(answer, "the museum is open every day") == "expected all, answer says 'except …'"
 
 
 def test_up_or_down_a_number_is_a_direction() -> None:

@@ -1431,7 +1431,16 @@ def _not_all(act: Analysis, exp: Analysis) -> str | None:
     for part, whole in _PART_OF.findall(act.text):
         if _count(part) != _count(whole):
             return f"expected all, answer says '{part} of … {whole}'"
+    # "all 5 services met their targets except ledger-writer" is not "all five services met them"
+    words = [s for s in exp.order if s not in _DESCRIBING]
+    for clause in _clauses_about(act, words) if len(words) > 1 else ():
+        but = _LEFT_OUT.search(clause.text)
+        if but is not None and _ALL.search(clause.text[: but.start()]):
+            return f"expected all, answer says '{but[0]} …'"
     return None
+
+
+_LEFT_OUT = re.compile(r"\b(?:except|apart from|other than|excluding|with the exception of)\b", re.IGNORECASE)
 
 
 def _count(word: str) -> str:

@@ -51,8 +51,8 @@ def test_embeddings_pass_entailments_and_fail_contradictions(embeddings, split: 
     entail, contra = pass_rates(embeddings, read_entailment_pairs(DEFAULT_PAIRS), split)
     difference = entail - contra
     print(f"{split}: entailment-pass {entail:.2f}, contradiction-pass {contra:.2f}, diff {difference:.2f}")
-    # Measured (docs/semantic.md#calibration): calibration, 6,894 pairs read to design the guards,
+    # Measured (docs/semantic.md#calibration): calibration, 8,814 pairs read to design the guards,
     # 0.73; held-out, never read, in batches written by sessions that saw neither the guards nor any
-    # pair: 810 pairs written to be hard, 0.69, and 960 written plainly, 0.70. The 0.80 target of
+    # pair: 810 pairs written to be hard, 0.70, and 1,200 written plainly, 0.71. The 0.80 target of
     # issue 28 is not met on held-out data.
-    assert difference >= {"calibration": 0.72, "heldout": 0.67, "heldout-plain": 0.68}[split]
+    assert difference >= {"calibration": 0.72, "heldout": 0.68, "heldout-plain": 0.69}[split]

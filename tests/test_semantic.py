@@ -642,7 +642,7 @@ def test_a_round_figure_is_said_by_a_value_that_rounds_to_it() -> None:
     answer = "62.4 million rows were reloaded. The logs show 2,314 errors; retention was 58%."
     assert guard(answer, "About 62 million rows were reloaded.") is None
     assert guard(answer, "about 2,300 errors appear in the logs") is None
-    assert guard(answer, "retention of about 60%") is None
+    assert guard(answer, "retention of around 60%") is None
     assert guard(answer, "62 million rows were reloaded") is not None  # said exactly: another number
     assert guard(answer, "about 3,300 errors") == (
         "expected '3,300', answer has '62.4 million', '2,314', '58%'"

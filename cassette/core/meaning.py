@@ -768,6 +768,7 @@ _NONE_COUNTED = re.compile(r"(?<![$€£.,:\d])\b0 (?=(?P<next>[^\W\d_]+))")
 
 
 def _none_counted(match: re.Match[str]) -> str:
+    """What `_NONE_COUNTED`'s match reads as: the cue "zero", or the count as written."""
     before = match.string[max(0, match.start() - 5) : match.start()].split()
     if match["next"].lower() in _STOPWORDS or (before and before[-1].lower() in _TO_A_VALUE):
         return match[0]  # "0 of 5", "scaled down to 0 nodes": a value
@@ -912,8 +913,7 @@ def _in_context(
 ) -> tuple[str, str, str]:
     """A token's (kind, key, extra) read with the token before it: "May" inside a sentence is the
     month ("delivered in May"), "stop" after a determiner, a noun or a number is the noun ("the Cozumel
-    stop", "146 stops"),
-    "zero" after "to", "at" or "from" is a value ("errors dropped to zero"), not "no"."""
+    stop", "146 stops"), "zero" after "to", "at" or "from" is a value ("errors dropped to zero")."""
     if kind is _SKIP and word == "may" and tok[0] == "M" and not was_start:
         return _CONTENT, word, "may"
     if word == "zero":
@@ -1611,11 +1611,11 @@ def _denied_by_a_refusal(s: str, act: Analysis, exp: Analysis) -> bool:
     """Whether ``expected`` denies ``s`` with a verb of refusal ("the blender return was denied") and
     the answer refuses another word that denial is of ("the return ... was rejected": the blender it
     names elsewhere is what was sent back)."""
-    by = stem(exp.negated[s].rsplit(" ", 1)[-1].lower())
-    if by not in _DENYING:
+    verb = exp.negated[s].rsplit(" ", 1)[-1]
+    if stem(verb.lower()) not in _DENYING:
         return False
     for w, written in exp.negated.items():
-        t = _find(w, act) if w != s and written.endswith(exp.negated[s].rsplit(" ", 1)[-1]) else None
+        t = _find(w, act) if w != s and written.endswith(verb) else None
         if t is not None and t in act.negated and stem(act.negated[t].rsplit(" ", 1)[-1].lower()) in _DENYING:
             return True
     return False
@@ -1850,7 +1850,7 @@ def _may_refer_back(act: Analysis, exp: Analysis, key: str) -> bool:
 
 # "no later than Friday" says "by Friday", "no more than 3" says a limit: neither denies a claim.
 _NO_LATER = re.compile(r"\bno (?:later|earlier|sooner|more|less|fewer)\b", re.IGNORECASE)
-_CUE_WORD = re.compile(r"[^\W\d_]+(?:'t)?")
+_CUE_WORD = re.compile(r"[^\W\d_]+(?:'t)?")  # a word, with the "n't" a cue may end in
 
 
 # Verbs that say a thing was done: denied, they deny the thing itself ("the backup was not completed").
@@ -2203,10 +2203,13 @@ def _values_before(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
     return [key for kind, key in slots[j:i] if kind is _VALUE]
 
 
-def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis, said: dict[str, str]) -> bool:
+def _carried_alike(
+    act: tuple[tuple[str, str], ...], key: str, exp: Analysis, written: dict[str, str]
+) -> bool:
     """Whether the answer attaches value ``key`` to another word of ``expected`` that carries no other
-    value in the answer ("3 failed" in "142 tests passed and 3 failed" says "3 tests failed"), or to
-    a pronoun that may stand for the expected word ("1,284 orders …, and 37 of them were refunded")."""
+    value of its kind in the answer (its numbers as ``written``): "3 failed" in "142 tests passed and 3
+    failed" says "3 tests failed"; or to a pronoun that may stand for the expected word ("1,284 orders
+    …, and 37 of them were refunded")."""
     for n, slot in enumerate(act[:-2]):
         if slot == (_VALUE, key) and act[n + 1] == (_GAP, "of") and act[n + 2][1] in _REFERRING:
             return True
@@ -2218,7 +2221,7 @@ def _carried_alike(act: tuple[tuple[str, str], ...], key: str, exp: Analysis, sa
             )
     kind = _value_kind([key], exp.numbers)  # values of other kinds say nothing of it: "2 of them (Jan 19)"
     return any(
-        all(values == [key] for values in carried if _value_kind(values, said) == kind)
+        all(values == [key] for values in carried if _value_kind(values, written) == kind)
         and _find(word, exp) is not None
         for word, carried in carriers.items()
         if any(key in values for values in carried)

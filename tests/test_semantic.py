@@ -601,6 +601,20 @@ def test_all_is_not_said_by_an_answer_that_leaves_one_out() -> None:
     )
 
 
+def test_still_so_is_not_said_by_an_answer_that_ended_it() -> None:
+    answer = (
+        "The cells were formatted as text. I converted column E to number format and re-entered the formulas."
+    )
+    assert guard(answer, "Column E is still formatted as text.") == (
+        "opposite: expected 'still formatted', answer says 'converted'"
+    )
+    # "still" said of it in the answer too, or what is still to be done
+    answer = "I rotated the keys on the build servers; two were unreachable, so they still have the old key."
+    assert guard(answer, "two build servers still have the old key") is None
+    answer = "I converted column E to number format; the totals row still needs a formula."
+    assert guard(answer, "the totals row still needs a formula") is None
+
+
 def test_the_whole_is_not_said_by_a_part() -> None:
     answer = "I cancelled 12 of the 30 rooms in the wedding block."
     assert guard(answer, "The whole wedding block was cancelled.") == "expected all, answer says '12 of … 30'"

@@ -1285,7 +1285,13 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
     if veto or negation or opposite:
         return value, missing, veto or negation or opposite
     mixed_veto = _mixed_polarity(act, exp, mixed) if mixed else None
-    return value, missing, mixed_veto or _antonym(act, exp) or _yet(act, exp) or _denial_unsaid(act, exp)
+    return value, missing, mixed_veto or _antonym(act, exp) or _yet(act, exp) or _clause_vetoes(act, exp)
+
+
+def _clause_vetoes(act: Analysis, exp: Analysis) -> str | None:
+    """The vetoes read on the answer's clauses as wholes, when the word-by-word guards found nothing: a
+    denial the answer contradicts in other words, and a "still" the answer ended."""
+    return _denial_unsaid(act, exp) or _ended(act, exp)
 
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").
@@ -1899,6 +1905,43 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
     said = about[0].text.strip()
     said = said if len(said) <= 60 else said[:59] + "…"
     return f"not negated: expected '{cue}', answer says '{said}'"
+
+
+# "Still" saying a thing goes on as it was (not "still needs to", what is yet to be done).
+_STILL_SO = re.compile(r"\bstill\b(?! (?:need|needs|has to|have to|must|to)\b)", re.IGNORECASE)
+# Verbs that end what was so: "still on the flaky list" is not "I removed the test from the flaky list".
+_ENDING = frozenset(
+    stem(w)
+    for w in _words(
+        "fixed repaired removed replaced converted switched restored cleared merged revoked deleted purged "
+        "migrated resolved rotated updated changed moved upgraded reran rerun redeployed unblocked lifted"
+    )
+)
+
+
+def _ended(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says a thing is still so and the answer's clauses about it (the most of
+    its words: two at least, and half) say, with no negation or condition, a verb that ended it ("Column
+    E is still formatted as text" for "I converted column E to number format"), unless the answer says
+    "still" too of something ``expected`` names ("… so they still have the old key")."""
+    if exp.negated or not _STILL_SO.search(exp.text):
+        return None
+    words = [s for s in _stateless(exp) if s not in _DESCRIBING]
+    about = _clauses_about(act, words, _STATE_CLAUSE_END) if len(words) > 1 else []
+    shared = [s for s in words if about and _find(s, about[0]) is not None]
+    if len(shared) < max(2, (len(words) + 1) // 2) or any(c.negated or c.conditional for c in about):
+        return None
+    if any(
+        _STILL_SO.search(c.text) and any(_find(s, c) is not None for s in words)
+        for c in _clauses(act.text, _STATE_CLAUSE_END)
+    ):
+        return None
+    still = re.search(r"\bstill\s+[\w'-]+", exp.text, re.IGNORECASE)
+    for clause in about:
+        verb = next((t for t in clause.order if t in _ENDING and t in clause.positive), None)
+        if verb is not None and still is not None:
+            return f"opposite: expected '{still[0]}', answer says '{clause.surface[verb]}'"
+    return None
 
 
 _REASON_END = re.compile(rf"{_STATE_CLAUSE_END.pattern}|\s(?:because|since|as)\s", re.IGNORECASE)

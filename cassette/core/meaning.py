@@ -555,6 +555,11 @@ _OBLIGED = frozenset(_words("has have needs need yet"))  # "… to" before what 
 _MODALS = frozenset(_words("must should can could may might"))  # "… be" before what is to be or may be
 
 
+def _is_cue(word: str) -> bool:
+    """Whether a lowercased word is a negation cue ("not", "none", "isn't", "cant")."""
+    return word.replace("'", "") in _NEGATIONS or word.endswith("n't")
+
+
 def _to_do(recent: list[str]) -> bool:
     """Whether the words before a side make it a thing to do or one that may be, not a state said:
     "still has to approve", "has yet to approve", "must be paid", "needs to be signed", "can be
@@ -604,7 +609,7 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
         said = " ".join(raw[i : i + size])
         if _to_do(recent):
             continue  # "still has to approve it", "must be paid by": what is to be done is not said
-        cues = [w for w in recent if w.replace("'", "") in _NEGATIONS or w.endswith("n't")]
+        cues = [w for w in recent if _is_cue(w)]
         if cues:
             if not any(c in _PHRASE_CUES for c in cues):  # "not admitted"; "no data lost" denies the data
                 for key in keys:
@@ -1641,14 +1646,11 @@ def _denial_said_alike(t: str, act: Analysis, exp: Analysis) -> bool:
     capacitor had failed", "so that claim was rejected" for "the siding claim was denied" (a verb of
     failure or refusal in both), "was unsuccessful" for "was marked failed" (a word of its side)."""
     by = act.negated[t].rsplit(" ", 1)[-1].lower()
-    if (
-        stem(by) in _DENYING
-        and stem(by) != t
-        and (_beside(stem(by), [t], exp.text) or _DENYING & set(exp.order))
-    ):
-        return True  # "failed capacitor" for "the capacitor had failed"; "… so that claim was rejected"
-    if stem(by) in _DENYING and stem(by) != t and any(key in exp.sides for key in _SIDE_OF.get(by, ())):
-        return True  # "was unsuccessful" for "was marked failed": one side of failure in both
+    if stem(by) in _DENYING and stem(by) != t:
+        if _beside(stem(by), [t], exp.text) or _DENYING & set(exp.order):
+            return True  # "failed capacitor" for "the capacitor had failed"; "… so that claim was rejected"
+        if any(key in exp.sides for key in _SIDE_OF.get(by, ())):
+            return True  # "was unsuccessful" for "was marked failed": one side of failure in both
     return any(f"un{core}" in exp.surface for core in act.core)
 
 
@@ -1868,9 +1870,7 @@ _COMPLETING = frozenset(
 
 def _says_no(clause: Analysis) -> bool:
     """Whether a clause has a negation cue, even one that governs nothing ("and destroys none")."""
-    return any(
-        w.replace("'", "") in _NEGATIONS or w.endswith("'t") for w in _CUE_WORD.findall(clause.text.lower())
-    )
+    return any(_is_cue(w) for w in _CUE_WORD.findall(clause.text.lower()))
 
 
 def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
@@ -1892,10 +1892,10 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
         denied = [s for s in exp.order if s in exp.negated]
     if not denied or any((t := _find(s, act)) is not None and t in act.negated for s in exp.negated):
         return None  # nothing is denied alone, or the answer denies it too
-    words = [s for s in exp.order if s not in _DESCRIBING]
-    about = _clauses_about(act, words, _SENTENCE if done else _STATE_CLAUSE_END) if len(words) > 1 else []
-    shared = [s for s in words if about and _find(s, about[0]) is not None]
-    if len(shared) < max(2, (len(words) + 1) // 2):
+    about = _clauses_about_most(
+        act, [s for s in exp.order if s not in _DESCRIBING], _SENTENCE if done else _STATE_CLAUSE_END
+    )
+    if not about:
         return None
     for clause in about:
         if not any(_find(s, clause) is not None for s in denied) or clause.conditional or _says_no(clause):
@@ -1908,7 +1908,7 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
 
 
 # "Still" saying a thing goes on as it was (not "still needs to", what is yet to be done).
-_STILL_SO = re.compile(r"\bstill\b(?! (?:need|needs|has to|have to|must|to)\b)", re.IGNORECASE)
+_STILL_SO = re.compile(r"\bstill\b(?! (?:need|needs|has to|have to|must|to)\b)(?:\s+[\w'-]+)?", re.IGNORECASE)
 # Verbs that end what was so: "still on the flaky list" is not "I removed the test from the flaky list".
 _ENDING = frozenset(
     stem(w)
@@ -1924,22 +1924,21 @@ def _ended(act: Analysis, exp: Analysis) -> str | None:
     its words: two at least, and half) say, with no negation or condition, a verb that ended it ("Column
     E is still formatted as text" for "I converted column E to number format"), unless the answer says
     "still" too of something ``expected`` names ("… so they still have the old key")."""
-    if exp.negated or not _STILL_SO.search(exp.text):
+    still = _STILL_SO.search(exp.text)
+    if exp.negated or still is None:
         return None
     words = [s for s in _stateless(exp) if s not in _DESCRIBING]
-    about = _clauses_about(act, words, _STATE_CLAUSE_END) if len(words) > 1 else []
-    shared = [s for s in words if about and _find(s, about[0]) is not None]
-    if len(shared) < max(2, (len(words) + 1) // 2) or any(c.negated or c.conditional for c in about):
+    about = _clauses_about_most(act, words, _STATE_CLAUSE_END)
+    if not about or any(c.negated or c.conditional for c in about):
         return None
     if any(
         _STILL_SO.search(c.text) and any(_find(s, c) is not None for s in words)
         for c in _clauses(act.text, _STATE_CLAUSE_END)
     ):
         return None
-    still = re.search(r"\bstill\s+[\w'-]+", exp.text, re.IGNORECASE)
     for clause in about:
         verb = next((t for t in clause.order if t in _ENDING and t in clause.positive), None)
-        if verb is not None and still is not None:
+        if verb is not None:
             return f"opposite: expected '{still[0]}', answer says '{clause.surface[verb]}'"
     return None
 
@@ -1953,6 +1952,16 @@ _ALL = re.compile(r"\b(?:all|every|both|each|whole|entire)\b", re.IGNORECASE)
 def _clauses(text: str, ends: re.Pattern[str]) -> list[Analysis]:
     """The analyses of the non-empty pieces of ``text`` split at ``ends`` (sentences, clauses)."""
     return [analyse(piece) for piece in ends.split(text) if piece.strip()]
+
+
+def _clauses_about_most(act: Analysis, words: list[str], ends: re.Pattern[str]) -> list[Analysis]:
+    """`_clauses_about` ``words``, or none unless they share two of them at least, and half: the
+    clauses that say what a text of those words says, for the vetoes read on clauses as wholes."""
+    about = _clauses_about(act, words, ends) if len(words) > 1 else []
+    if not about:
+        return []
+    shared = sum(_find(w, about[0]) is not None for w in words)
+    return about if shared >= max(2, (len(words) + 1) // 2) else []
 
 
 def _clauses_about(act: Analysis, words: list[str], ends: re.Pattern[str] = _CLAUSE_END) -> list[Analysis]:
@@ -2320,7 +2329,8 @@ def changed_role(actual: str, expected: str) -> str | None:
     exp, act = _slots(expected), _slots(actual)
     if not any(kind is _VALUE for kind, _ in exp):
         return None
-    stems, expected_numbers = analyse(actual), analyse(expected).numbers
+    stems, expected_analysis = analyse(actual), analyse(expected)
+    expected_numbers = expected_analysis.numbers
     as_written = stems.numbers  # the answer's values as written: "$3,780" is money
     for i, (kind, key) in enumerate(exp):
         if kind is not _VALUE or (_VALUE, key) not in act:
@@ -2351,7 +2361,7 @@ def changed_role(actual: str, expected: str) -> str | None:
                 # another value of its kind: "table for 6" is not "table for 6 Friday", "the 6:15 spin class
                 # on Thursday" is "Thursday spin class"
                 and any(v not in run for b in others if _value_kind(b, as_written) == kind_of_run for v in b)
-                and not _carried_alike(act, key, analyse(expected), as_written)
+                and not _carried_alike(act, key, expected_analysis, as_written)
                 # "Three units were damaged" (a count of its noun) for "the 18 units: … 3 had cracks"
                 and not (counted and _part_of_a_total(act, key, others))
             ):

@@ -221,6 +221,27 @@ def test_negation_scope_ends_where_it_should(actual: str) -> None:
     assert semantic_match(actual, "offers a refund")
 
 
+@pytest.mark.parametrize(
+    ("actual", "said", "denied"),
+    [
+        (
+            "8 cartons had no RMA and are sitting in quarantine on rack Q2.",
+            "the cartons are in quarantine on rack Q2",
+            "the cartons had an RMA",
+        ),
+        (
+            "The refund was not approved and will be reviewed again on Monday.",
+            "the refund will be reviewed again on Monday",
+            "the refund was approved",
+        ),
+    ],
+)
+def test_negation_scope_ends_at_and_with_a_verb_of_its_own(actual: str, said: str, denied: str) -> None:
+    # once the cue has governed a word, "and" + an auxiliary opens a clause with its own polarity
+    assert guard(actual, said) is None
+    assert guard(actual, denied) is not None
+
+
 # --- opposite states and denials ----------------------------------------------------------------
 
 

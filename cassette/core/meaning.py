@@ -331,7 +331,7 @@ _DENYING_OBJECT = frozenset(
     stem(w) for w in _words("denied denies declined declines rejected rejects skipped skips")
 )
 _PASSIVE = frozenset(_words("is are was were be been being get gets got"))
-_AUXILIARIES = _PASSIVE | _FUTURE | frozenset(_words("has have had"))  # "no RMA and are sitting in Q2"
+_AUXILIARIES = _PASSIVE | _FUTURE | frozenset(_words("has have had"))
 # Verbs of change: in their clause, "from X" is the old value ("moved from Wednesday to Thursday").
 _CHANGING = frozenset(
     stem(w)
@@ -1019,7 +1019,8 @@ class _Reader:
             or (word in _AUXILIARIES and self.reach < _SCOPE)
         ):
             # "..., and you keep access", "…, and the file reaches the server", "wasn't working and the
-            # exit sign was unlit" (the cue has a word of its own): a new clause
+            # exit sign was unlit", "had no RMA and are sitting in Q2" (the cue has a word of its own):
+            # a new clause
             self.cue = None
         self.after_and = word == "and"
         self.comma_and = self.after_and and prev == ","

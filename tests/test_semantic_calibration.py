@@ -23,7 +23,7 @@ from calibrate_semantic import DEFAULT_PAIRS, SPLITS, pass_rates, read_entailmen
 
 @pytest.fixture(scope="module")
 def embeddings():  # type: ignore[no-untyped-def]
-    for module in ("model2vec", "safetensors", "tokenizers", "wordllama"):
+    for module in ("numpy", "safetensors", "tokenizers", "wordllama"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} not installed (pip install 'cassette[embeddings]')")
     from cassette.review.semantic import get_backend

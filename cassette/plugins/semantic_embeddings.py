@@ -1,10 +1,11 @@
 """The ``embeddings`` semantic backend: static word embeddings, offline, no torch.
 
 The model is the 32k x 256 static embedding table shipped inside the
-``wordllama`` wheel, run by ``model2vec``; install both with
-``pip install 'cassette[embeddings]'``. We never import ``wordllama`` itself
-(its import configures the root logger and its loader reaches for the
-network); we read its two files directly. The model loads once, on first use.
+``wordllama`` wheel (``pip install 'cassette[embeddings]'``). We never import
+``wordllama`` itself (its import configures the root logger and its loader
+reaches for the network); we read its two files directly, and a text's vector
+is the normalised mean of its tokens' rows (:class:`StaticModel`). The model
+loads once, on first use.
 
 The score is the best cosine between the expected text and the answer or any
 one of its sentences, so a long answer whose one sentence says the expected
@@ -30,7 +31,8 @@ from cassette.errors import SemanticBackendError
 from cassette.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from model2vec import StaticModel
+    import numpy as np
+    from tokenizers import Tokenizer
 
 _INSTALL = "pip install 'cassette[embeddings]'"
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
@@ -54,6 +56,32 @@ def _model_dir() -> Path:
     return Path(locations[0])
 
 
+class StaticModel:
+    """Static word embeddings: a text's vector is the mean of its tokens' rows, scaled to length 1.
+
+    Each text is tokenised on its own: the tokenizer's batch call starts a thread pool for each
+    batch, which costs more than it saves on the handful of short texts one score encodes.
+    """
+
+    def __init__(self, vectors: np.ndarray, tokenizer: Tokenizer) -> None:
+        self.vectors = vectors
+        self.tokenizer = tokenizer
+        unknown = getattr(tokenizer.model, "unk_token", None)
+        self.unknown = tokenizer.token_to_id(unknown) if unknown is not None else None
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """One row per text; a text with no known token gets a row of zeros."""
+        import numpy as np
+
+        out = np.zeros((len(texts), self.vectors.shape[1]), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = [i for i in self.tokenizer.encode(text, add_special_tokens=False).ids if i != self.unknown]
+            if ids:
+                out[row] = self.vectors[ids].mean(axis=0)
+        norms: np.ndarray = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-32)
+
+
 def load_model() -> StaticModel:
     """Build the static embedding model from the files inside the wordllama wheel.
 
@@ -62,12 +90,11 @@ def load_model() -> StaticModel:
         load_model().encode(["offers a refund"]).shape  # (1, 256)
     """
     try:  # deferred: the [embeddings] extra (numpy, tokenizers, safetensors), only for this backend
-        from model2vec import StaticModel
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
     except ImportError as exc:
         raise SemanticBackendError(
-            f"the 'embeddings' semantic backend needs {exc.name or 'model2vec'}, which is not installed. "
+            f"the 'embeddings' semantic backend needs {exc.name or 'tokenizers'}, which is not installed. "
             f"Run: {_INSTALL}"
         ) from exc
     root = _model_dir()
@@ -87,7 +114,7 @@ def load_model() -> StaticModel:
             path=weights,
         )
     vectors = tensors["embedding.weight"].astype("float32")
-    return StaticModel(vectors=vectors, tokenizer=Tokenizer.from_file(str(tokenizer)), normalize=True)
+    return StaticModel(vectors, Tokenizer.from_file(str(tokenizer)))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -184,7 +211,7 @@ class EmbeddingsBackend:
         names = (missing, others) if missing and others else ([], [])
         swaps = swapped_modifiers(actual, expected) if veto is None else []
         words = [*names[0], *names[1], *(word for pair in swaps for word in pair)]
-        vectors = self.model().encode([expected, *texts, *spans, *words], use_multiprocessing=False)
+        vectors = self.model().encode([expected, *texts, *spans, *words])
         compared = 1 + len(texts) + len(spans)
         cosines = vectors[1:compared] @ vectors[0]
         best = int(cosines.argmax())

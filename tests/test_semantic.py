@@ -242,6 +242,35 @@ def test_negation_scope_ends_at_and_with_a_verb_of_its_own(actual: str, said: st
     assert guard(actual, denied) is not None
 
 
+@pytest.mark.parametrize(
+    ("text", "denied", "not_denied"),
+    [
+        # what stops is denied; where and when it stops are not
+        ("Electricity will stop at your old apartment on March 31.", set(), {"apart", "march"}),
+        ("It stopped sending readings on February 11.", {"send", "reading"}, {"february"}),
+        ("Replication had stopped with error 1062.", {"replication"}, {"error"}),
+        # intransitive: the subject is what stopped, even when a circumstance ends the cue at once
+        ("iOS push notifications stopped on June 3.", {"notification", "push"}, {"jun"}),
+        # after a negation the verb of stopping is itself denied, with what follows it
+        ("The buses will not stop at Elm Street.", {"stop", "elm"}, set()),
+        ("The buses will stop at Elm Street.", set(), {"elm", "street"}),
+        ("The new route leaves no stop in Mexico.", {"stop", "mexico"}, set()),
+    ],
+)
+def test_a_verb_of_stopping_denies_what_it_stops(text: str, denied: set[str], not_denied: set[str]) -> None:
+    negated = analyse(text).negated
+    assert denied <= negated.keys(), negated
+    assert not not_denied & negated.keys(), negated
+
+
+def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
+    actual = "I scheduled your electricity service to stop at your old apartment on March 31."
+    assert guard(actual, "Service at the old apartment ends March 31.") is None
+    assert guard(actual, "Service at the old apartment ends April 30.") == "expected '30', answer has '31'"
+    # "not stop at": the stop and the street are denied
+    assert guard("The buses will not stop at Elm Street.", "The buses stop at Elm Street.") is not None
+
+
 # --- opposite states and denials ----------------------------------------------------------------
 
 

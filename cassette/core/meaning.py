@@ -86,6 +86,10 @@ _CONDITIONS = frozenset({"if", "unless", "until", "before"})
 # "..., and we will ...": "and" then a subject pronoun opens a new clause with its own polarity.
 _PRONOUNS = frozenset({"i", "we", "you", "they", "he", "she", "it"})
 _SCOPE = 4  # content words a negation reaches
+# A verb of stopping denies what it stops, not where or when: "stopped sending readings", but "stop
+# at your old apartment on March 31", "had stopped with error 1062" (its scope ends at these).
+_STOPPING = frozenset(_words("stop stops stopped ceased ceases"))
+_CIRCUMSTANCE = frozenset(_words("at on in with from since for by after during"))
 _TO_A_VALUE = frozenset({"to", "at", "from"})  # "zero" after these is a value ("errors dropped to zero")
 
 _NUMBER_WORDS = {
@@ -870,7 +874,7 @@ def _read_clauses(
         prev2, prev, here = prev, here, word
         before, kind_here = kind_here, kind
         was_start, start = start, kind is _STOP
-        if word == "may" or word == "zero" or word in _NOUN_CUES:
+        if word == "may" or word == "zero" or word in _STOPPING:
             kind, word, payload = _in_context(kind, word, payload, tok, was_start, before, r.last_skip)
         if kind is skip:
             old_run = old_run and word in ("at", "and")  # "from Friday at 7:30", "instead of 8:00 and 14:00"
@@ -926,12 +930,14 @@ def _in_context(
 ) -> tuple[str, str, str]:
     """A token's (kind, key, extra) read with the token before it: "May" inside a sentence is the
     month ("delivered in May"), "stop" after a determiner, a noun or a number is the noun ("the Cozumel
-    stop", "146 stops"), "zero" after "to", "at" or "from" is a value ("errors dropped to zero")."""
+    stop", "146 stops"), a verb of stopping after a negation is what it denies ("will not stop at Elm
+    Street", "no stop in Mexico"), "zero" after "to", "at" or "from" is a value ("errors dropped to zero")."""
     if kind is _SKIP and word == "may" and tok[0] == "M" and not was_start:
         return _CONTENT, word, "may"
     if word == "zero":
         return (_NUMBER, "0", "") if last_skip in _TO_A_VALUE else (kind, word, payload)
-    if kind is _NEGATION and (before is _CONTENT or before is _NUMBER or last_skip in _DETERMINERS):
+    noun = word in _NOUN_CUES and (before is _CONTENT or before is _NUMBER or last_skip in _DETERMINERS)
+    if kind is _NEGATION and (noun or before is _NEGATION):
         return _CONTENT, stem(word), payload
     return kind, word, payload
 
@@ -1018,6 +1024,10 @@ class _Reader:
         if self.subject and word not in _SUBJECT_WORDS:
             self.subject_open = False
         if self.adjacent and word in _IDIOMS:
+            self.cue = None
+        if word in _CIRCUMSTANCE and self.cue is not None and self.cue.lower() in _STOPPING:
+            if self.reach == _SCOPE:  # "push notifications stopped on June 3": they are what stopped
+                _deny(self.pending, self.negated, self.cue)
             self.cue = None
         self.adjacent = False
         if self.after_and and (

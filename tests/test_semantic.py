@@ -997,6 +997,34 @@ def test_a_cost_a_fall_or_a_day_is_no_lack_but_no_cost_and_no_change_are() -> No
     assert guard("I did not touch the payment mock.", "payment mock left unchanged") is None
 
 
+@pytest.mark.parametrize(
+    ("actual", "lack_said", "contradiction"),
+    [
+        # the subject of a verb of failure is what failed: an expected text saying a lack may say it
+        (
+            "The imaging archive backup failed at 73% because the volume ran out of space; I queued a retry.",
+            "The imaging backup will be retried tonight.",
+            "The imaging backup completed.",
+        ),
+        (
+            "The test test_upload_retries failed in 14 of 200 runs. I quarantined it with the @flaky marker.",
+            "The test is quarantined so it doesn't block merges.",
+            "The test passed in every run.",
+        ),
+        (
+            "The rental car coverage was denied because your policy does not include it.",
+            "Rental car costs will not be covered, since the policy lacks that coverage.",
+            "The rental car coverage was approved.",
+        ),
+    ],
+)
+def test_a_failed_subject_is_still_there_for_a_lack_said_of_it(
+    actual: str, lack_said: str, contradiction: str
+) -> None:
+    assert guard(actual, lack_said) is None
+    assert guard(actual, contradiction) is not None
+
+
 def test_a_noun_cue_after_a_number_is_the_noun_and_a_side_said_in_a_condition_is_none() -> None:
     answer = "The 9 vans now cover all 146 stops, and total planned distance drops to 1,085 km."
     assert guard(answer, "Total planned distance falls to 1,085 km.") is None

@@ -1270,8 +1270,11 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             continue
         want_pos, want_neg = s in exp.positive, s in exp.negated
         if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
+            lack = _says_a_lack(exp) or bool(exp.negated)
             if (
-                t in act.core or not (_says_a_lack(exp) or exp.negated) or _is_lack(t, act.surface[t])
+                (t in act.core and not (lack and _failed_subject(t, act)))
+                or not lack
+                or _is_lack(t, act.surface[t])
             ) and not _denial_said_alike(t, act, exp):
                 negation = f"negated: '{act.negated[t]}'"
         elif (
@@ -1645,6 +1648,15 @@ def _says_a_lack(exp: Analysis) -> bool:
     negation it does not govern first ("none in Columbus", "didn't make the connection", "no changes
     were made to the fund") may then be said alike."""
     return any(_is_lack_side(key) for key in exp.sides) or _names_a_lack(exp)
+
+
+def _failed_subject(t: str, act: Analysis) -> bool:
+    """Whether the answer denies ``t`` as the subject of a verb of failure or refusal ("the imaging
+    archive backup failed at 73%", "the rental car coverage was denied"), not under a cue: what failed
+    is still there, and an expected text that says a lack ("will be retried", "is quarantined so it
+    doesn't block merges", "will not be covered") may say that failure in its own words."""
+    first, _, last = act.negated[t].partition(" … ")
+    return bool(last) and stem(last.lower()) in _DENYING and not _is_cue(first.lower())
 
 
 def _denied_by_a_refusal(s: str, act: Analysis, exp: Analysis) -> bool:

@@ -1000,6 +1000,29 @@ def test_a_cost_a_fall_or_a_day_is_no_lack_but_no_cost_and_no_change_are() -> No
 @pytest.mark.parametrize(
     ("actual", "lack_said", "contradiction"),
     [
+        # the records are said twice, denied only as what "not touch" reaches: "untouched" says it alike
+        (
+            "I updated the A record for the shop. I did not touch the MX records, so mail is unchanged.",
+            "MX records left untouched",
+            "The MX records were updated too.",
+        ),
+        (
+            "I booked the Riverside office. There were no openings at the Downtown office within the month.",
+            "The Downtown office had nothing available in the coming month.",
+            "The Downtown office had openings this month.",
+        ),
+    ],
+)
+def test_a_word_said_both_ways_is_said_alike_by_a_lack_of_its_own(
+    actual: str, lack_said: str, contradiction: str
+) -> None:
+    assert guard(actual, lack_said) is None
+    assert guard(actual, contradiction) is not None
+
+
+@pytest.mark.parametrize(
+    ("actual", "lack_said", "contradiction"),
+    [
         # the subject of a verb of failure is what failed: an expected text saying a lack may say it
         (
             "The imaging archive backup failed at 73% because the volume ran out of space; I queued a retry.",

@@ -1338,14 +1338,21 @@ _STATE_CLAUSE_END = re.compile(rf"{_CLAUSE_END.pattern}|,\s+(?:and|so)\s", re.IG
 def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]]) -> str | None:
     """A veto when the answer says an expected word both ways ("covers manufacturing defects but does
     not cover accidental damage"), and every clause that says it about what ``expected`` says it
-    about (the most other words of ``expected``: "accidental damage") has the other polarity."""
+    about (the most other words of ``expected``: "accidental damage") has the other polarity. A word the
+    answer denies only under a cue that governs another first ("did not touch the MX records") is said
+    alike by an expected text that denies or names a lack itself ("MX records left untouched"), as in
+    `compare`."""
     for s, want_neg in mixed:
         others = [o for o in exp.order if o != s and o not in _DESCRIBING and _find(o, act) is not None]
         # the clauses saying s about the most other expected words ("the green curry": not "contains")
         said = [(c, t) for c in _clauses_about(act, others) if (t := _find(s, c)) is not None]
         if not said:
             continue
-        if not want_neg and all(t not in c.positive for c, t in said):
+        if (
+            not want_neg
+            and all(t not in c.positive for c, t in said)
+            and not ((_names_a_lack(exp) or exp.negated) and all(t not in c.core for c, t in said))
+        ):
             return f"negated: '{said[0][0].negated[said[0][1]]}'"
         if want_neg and all(t not in c.negated for c, t in said):
             return f"not negated: expected '{exp.negated[s]}', answer says '{said[0][0].surface[said[0][1]]}'"

@@ -1039,6 +1039,19 @@ def test_a_word_said_both_ways_is_said_alike_by_a_lack_of_its_own(
             "Rental car costs will not be covered, since the policy lacks that coverage.",
             "The rental car coverage was approved.",
         ),
+        # ... also when the answer names it elsewhere, and for what "except" leaves out
+        (
+            "I ran the failover drill. The drill is marked failed against our 60-second target; "
+            "I will rerun the drill next week.",
+            "The failover drill missed the 60-second recovery target.",
+            "The failover drill passed.",
+        ),
+        (
+            "All 5 services met their targets except ledger-writer, which finished at 99.71% against a 99.9% "
+            "objective. Ledger-writer's error budget ran out.",
+            "ledger-writer missed its 99.9% objective.",
+            "ledger-writer met its 99.9% objective.",
+        ),
     ],
 )
 def test_a_failed_subject_is_still_there_for_a_lack_said_of_it(

@@ -1272,7 +1272,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
         if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
             lack = _says_a_lack(exp) or bool(exp.negated)
             if (
-                (t in act.core and not (lack and _failed_subject(t, act)))
+                (t in act.core and not (lack and _failed_subject(t, act, exp)))
                 or not lack
                 or _is_lack(t, act.surface[t])
             ) and not _denial_said_alike(t, act, exp):
@@ -1351,7 +1351,10 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
         if (
             not want_neg
             and all(t not in c.positive for c, t in said)
-            and not ((_names_a_lack(exp) or exp.negated) and all(t not in c.core for c, t in said))
+            and not (
+                (_names_a_lack(exp) or exp.negated)
+                and all(t not in c.core or _failed_subject(t, c, exp) for c, t in said)
+            )
         ):
             return f"negated: '{said[0][0].negated[said[0][1]]}'"
         if want_neg and all(t not in c.negated for c, t in said):
@@ -1657,13 +1660,18 @@ def _says_a_lack(exp: Analysis) -> bool:
     return any(_is_lack_side(key) for key in exp.sides) or _names_a_lack(exp)
 
 
-def _failed_subject(t: str, act: Analysis) -> bool:
+def _failed_subject(t: str, act: Analysis, exp: Analysis) -> bool:
     """Whether the answer denies ``t`` as the subject of a verb of failure or refusal ("the imaging
-    archive backup failed at 73%", "the rental car coverage was denied"), not under a cue: what failed
-    is still there, and an expected text that says a lack ("will be retried", "is quarantined so it
-    doesn't block merges", "will not be covered") may say that failure in its own words."""
+    archive backup failed at 73%", "the rental car coverage was denied"), not under a cue, or as what
+    "except" leaves out ("all 5 services met their targets except ledger-writer"): what failed is still
+    there, and an expected text that says a lack ("will be retried", "is quarantined so it doesn't block
+    merges", "ledger-writer missed its objective") may say that failure in its own words, not in the
+    answer's verb (said of another subject: "the renewal that failed was for shop.greenleaf.io")."""
     first, _, last = act.negated[t].partition(" … ")
-    return bool(last) and stem(last.lower()) in _DENYING and not _is_cue(first.lower())
+    if first.split()[0].lower() == "except":
+        return True
+    verb = stem(last.lower())
+    return verb in _DENYING and verb not in exp.surface and not _is_cue(first.lower())
 
 
 def _denied_by_a_refusal(s: str, act: Analysis, exp: Analysis) -> bool:

@@ -1270,10 +1270,9 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             continue
         want_pos, want_neg = s in exp.positive, s in exp.negated
         if want_pos and not want_neg and t not in act.positive and s not in exp.conditional:
-            lack = _says_a_lack(exp) or bool(exp.negated)
             if (
-                (t in act.core and not (lack and _failed_subject(t, act, exp)))
-                or not lack
+                (t in act.core and not (_failed_subject(t, act, exp) and (exp.negated or _says_a_lack(exp))))
+                or not (exp.negated or _says_a_lack(exp))
                 or _is_lack(t, act.surface[t])
             ) and not _denial_said_alike(t, act, exp):
                 negation = f"negated: '{act.negated[t]}'"

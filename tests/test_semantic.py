@@ -243,6 +243,27 @@ def test_negation_scope_ends_at_and_with_a_verb_of_its_own(actual: str, said: st
 
 
 @pytest.mark.parametrize(
+    ("actual", "said", "denied"),
+    [
+        (
+            "I quarantined it so it no longer blocks merges, and opened issue #733 for a readiness check.",
+            "Issue #733 was opened for a readiness check.",
+            "The test still blocks merges.",
+        ),
+        (
+            "They found the cancellation didn't go through, refunded the full $82.99 and closed it.",
+            "They refunded the $82.99 charge.",
+            "The cancellation went through.",
+        ),
+    ],
+)
+def test_negation_scope_ends_at_a_comma_and_a_verb_in_the_past(actual: str, said: str, denied: str) -> None:
+    # once a verbal cue has governed a word, a past verb after a comma is a new predicate of the subject
+    assert guard(actual, said) is None
+    assert guard(actual, denied) is not None
+
+
+@pytest.mark.parametrize(
     ("text", "denied", "not_denied"),
     [
         # what stops is denied; where and when it stops are not

@@ -904,6 +904,12 @@ def _read_clauses(
             if word not in surface:
                 surface[word] = tok
                 order.append(word)
+            if (
+                r.cue is not None
+                and tok[-2:] == "ed"
+                and (before is _COMMA or (prev == "and" and prev2 == ","))
+            ):
+                r.past_verb_after_comma()
             if word in _DENYING and r.cue is None and not adjectival and tok[-1] in "dsDS":  # not "a decline"
                 r.denial(word, tok, passive, pronoun)
             else:
@@ -1045,6 +1051,13 @@ class _Reader:
             self.new_clause()
         if (word == "of" and prev in ("instead", _FREE)) or (word == "than" and prev == "rather"):
             self.cue, self.cue_phrase, self.reach, self.adjacent = f"{prev} {word}", True, _SCOPE, True
+
+    def past_verb_after_comma(self) -> None:
+        """ "so it no longer blocks merges, and opened issue #733", "didn't go through, refunded the full
+        $82.99": once a verbal cue has governed a word, a verb in the past after a comma is a new predicate
+        of the subject, outside the cue."""
+        if not self.cue_phrase and self.reach < _SCOPE:
+            self.cue = None
 
     def denial(self, word: str, tok: str, passive: bool, pronoun: bool) -> None:
         """ "the refund was denied", "payment failed": the clause's subject is denied, not said; the rest

@@ -426,6 +426,27 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "Incident INC-3307 is still open.",
             "opposite: expected 'open', answer says 'resolved'",
         ),
+        # a change put live or undone
+        (
+            "The new build threw errors on checkout, so I rolled it back.",
+            "The new build is still deployed.",
+            "opposite: expected 'deployed', answer says 'rolled it back'",
+        ),
+        (
+            "I deployed the fix to production at 16:05.",
+            "The fix was rolled back.",
+            "opposite: expected 'rolled back', answer says 'deployed'",
+        ),
+        (
+            "The team decided to revert the new checkout page in March.",
+            "The team kept the new checkout page.",
+            "opposite: expected 'kept', answer says 'revert'",
+        ),
+        (
+            "I rolled back the API, but the schema migration was left in place.",
+            "The schema migration was reverted too.",
+            "opposite: expected 'reverted', answer says 'in place' of it",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -438,6 +459,9 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("Returns are free of charge.", "free returns"),  # the phrase is read once: not also "charge"
         ("It costs $12. Feel free to ask anything.", "costs $12"),  # "feel free" says no price
         ("The status moved from pending to approved.", "approved"),  # the answer says both sides
+        # the clause about the API says it was undone; "in place of" keeps nothing
+        ("I rolled back the API, but the schema migration was left in place.", "The API was rolled back."),
+        ("I put the new logo in place of the old one.", "The old logo was removed."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

@@ -488,6 +488,10 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "remains_at",
     ),
     "plan": ("upgrade upgraded upgrades", "downgrade downgraded downgrades"),
+    "rollout": (  # a change put live, or undone: "deployed v2.8.1" / "rolled it back to 2.8.0"
+        "deployed redeployed rolled_out rolled_it_out rolled_them_out promoted kept in_place",
+        "rolled_back rolled_it_back rolled_them_back rolling_back revert reverts reverted reverting",
+    ),
     "add": (
         "add added include included includes",
         "remove removed delete deleted exclude excluded excludes left_out left_it_out",
@@ -540,6 +544,7 @@ for _neutral in (
     "free_to",
     "free_of",  # "free of nuts" (but "free of charge" is a price: the longer form is read first)
     "due_to",
+    "in_place_of",  # "the new logo in place of the old one" keeps nothing
     "good_morning",
     "good_afternoon",
     "good_evening",
@@ -1636,7 +1641,7 @@ def _changed_titled_name(act: Analysis, exp: Analysis) -> str | None:
 # The sides that say a lack in families whose first side is not the one thing had: "unchanged" (no
 # change, not a fall), "free" (no cost, not a cost); none in a family of two values ("tomorrow", "below").
 _LACK_SIDES: dict[str, frozenset[str]] = {"level": frozenset("2"), "price": frozenset("0")} | dict.fromkeys(
-    _words("plan hours limit duration day daypart lock refund cause ruling"), frozenset()
+    _words("plan rollout hours limit duration day daypart lock refund cause ruling"), frozenset()
 )
 
 

@@ -447,6 +447,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The schema migration was reverted too.",
             "opposite: expected 'reverted', answer says 'in place' of it",
         ),
+        # a place on a waitlist is a booking not yet confirmed
+        (
+            "Your seat upgrade is still waitlisted.",
+            "The seat upgrade was confirmed.",
+            "opposite: expected 'confirmed', answer says 'waitlisted'",
+        ),
+        (
+            "The hotel is full tonight, so your room request is on the waitlist.",
+            "Your room is confirmed.",
+            "opposite: expected 'confirmed', answer says 'on the waitlist'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -462,6 +473,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         # the clause about the API says it was undone; "in place of" keeps nothing
         ("I rolled back the API, but the schema migration was left in place.", "The API was rolled back."),
         ("I put the new logo in place of the old one.", "The old logo was removed."),
+        ("You were on the waitlist until Monday; your spot is now confirmed.", "Your spot is confirmed."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

@@ -458,6 +458,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "Your room is confirmed.",
             "opposite: expected 'confirmed', answer says 'on the waitlist'",
         ),
+        # what is left in place is kept
+        (
+            "I archived the old flags but left the billing flag in place.",
+            "The billing flag was archived.",
+            "opposite: expected 'archived', answer says 'in place' of it",
+        ),
+        (
+            "I cancelled the order with Acme because they missed the deadline.",
+            "The Acme order remains in place.",
+            "opposite: expected 'in place', answer says 'cancelled'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -474,6 +485,8 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("I rolled back the API, but the schema migration was left in place.", "The API was rolled back."),
         ("I put the new logo in place of the old one.", "The old logo was removed."),
         ("You were on the waitlist until Monday; your spot is now confirmed.", "Your spot is confirmed."),
+        # "until cancelled" says how long, not that it was cancelled
+        ("The sell order stays in place as a good-til-cancelled order.", "The sell order is still in place."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

@@ -498,7 +498,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "remove removed delete deleted exclude excluded excludes left_out left_it_out",
     ),
     "keep": (
-        "keep keeps kept keeping retain retained retains retaining",
+        "keep keeps kept keeping retain retained retains retaining in_place",
         "deleted erased removed discarded destroyed dropped cancelled canceled archived lose loses losing",
     ),
     "whole": ("full complete", "partial partially incomplete"),
@@ -546,6 +546,9 @@ for _neutral in (
     "free_of",  # "free of nuts" (but "free of charge" is a price: the longer form is read first)
     "due_to",
     "in_place_of",  # "the new logo in place of the old one" keeps nothing
+    "until_cancelled",  # "valid until cancelled", "a good-til-cancelled order": how long, not a cancellation
+    "til_cancelled",
+    "till_cancelled",
     "good_morning",
     "good_afternoon",
     "good_evening",

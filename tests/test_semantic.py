@@ -469,6 +469,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The Acme order remains in place.",
             "opposite: expected 'in place', answer says 'cancelled'",
         ),
+        # deciding against a thing refuses it
+        (
+            "I booked a taxi for your Sunday arrival at 8:15 AM.",
+            "I decided against booking a taxi.",
+            "opposite: expected 'decided against', answer says 'booked'",
+        ),
+        (
+            "I added the roadside assistance option you asked about.",
+            "The agent opted against adding roadside assistance.",
+            "opposite: expected 'opted against', answer says 'added'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -487,6 +498,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("You were on the waitlist until Monday; your spot is now confirmed.", "Your spot is confirmed."),
         # "until cancelled" says how long, not that it was cancelled
         ("The sell order stays in place as a good-til-cancelled order.", "The sell order is still in place."),
+        ("I decided against the taxi and booked the shuttle instead.", "The shuttle was booked."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

@@ -480,6 +480,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The agent opted against adding roadside assistance.",
             "opposite: expected 'opted against', answer says 'added'",
         ),
+        # what is renewed or in effect is active; what is called off is not
+        (
+            "The heat advisory stays in effect until Sunday noon.",
+            "The heat advisory was called off.",
+            "opposite: expected 'called off', answer says 'in effect'",
+        ),
+        (
+            "I renewed the lease on flat 3 for another year.",
+            "The lease on flat 3 was terminated.",
+            "opposite: expected 'terminated', answer says 'renewed'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -499,6 +510,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         # "until cancelled" says how long, not that it was cancelled
         ("The sell order stays in place as a good-til-cancelled order.", "The sell order is still in place."),
         ("I decided against the taxi and booked the shuttle instead.", "The shuttle was booked."),
+        ("The strike was called off; the old contract remains in effect.", "The contract is in effect."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

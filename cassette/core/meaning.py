@@ -464,9 +464,9 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "is_over are_over now_over has_ended have_ended resolved paused halted",
     ),
     "active": (
-        "is_active are_active still_active remains_active stays_active left_active",
+        "is_active are_active still_active remains_active stays_active left_active renewed in_effect",
         "deleted closed cancelled canceled terminated deactivated blocked suspended frozen inactive lapsed "
-        "revoked",
+        "revoked called_off",
     ),
     "works": (
         "works working still_works still_working",

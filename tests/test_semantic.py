@@ -491,6 +491,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The lease on flat 3 was terminated.",
             "opposite: expected 'terminated', answer says 'renewed'",
         ),
+        # what is done away with is not kept; what is left off is left out
+        (
+            "The old cluster of 6 nodes has been terminated.",
+            "The old cluster was kept running.",
+            "opposite: expected 'kept', answer says 'terminated'",
+        ),
+        (
+            "I left off the cheese because it was over your limit.",
+            "The cheese was included in the order.",
+            "opposite: expected 'included', answer says 'left off'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -511,6 +522,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("The sell order stays in place as a good-til-cancelled order.", "The sell order is still in place."),
         ("I decided against the taxi and booked the shuttle instead.", "The shuttle was booked."),
         ("The strike was called off; the old contract remains in effect.", "The contract is in effect."),
+        ("I kept the staging bucket and purged the temp bucket.", "The staging bucket was kept."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

@@ -496,11 +496,12 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "add": (
         "add added include included includes",
-        "remove removed delete deleted exclude excluded excludes left_out left_it_out",
+        "remove removed delete deleted exclude excluded excludes left_out left_it_out left_off",
     ),
     "keep": (
         "keep keeps kept keeping retain retained retains retaining in_place",
-        "deleted erased removed discarded destroyed dropped cancelled canceled archived lose loses losing",
+        "deleted erased removed discarded destroyed dropped cancelled canceled archived lose loses losing "
+        "terminated revoked voided scrapped purged wiped",
     ),
     "whole": ("full complete", "partial partially incomplete"),
     "hours": ("full_time", "part_time"),

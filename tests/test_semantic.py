@@ -502,6 +502,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The cheese was included in the order.",
             "opposite: expected 'included', answer says 'left off'",
         ),
+        # permission given or withheld
+        (
+            "Drones are banned in the park this summer.",
+            "Drones are permitted in the park.",
+            "opposite: expected 'permitted', answer says 'banned'",
+        ),
+        (
+            "Build 4.2 is blocked from shipping until the bug is fixed.",
+            "Build 4.2 has been cleared to ship.",
+            "opposite: expected 'cleared to', answer says 'blocked'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -523,6 +534,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("I decided against the taxi and booked the shuttle instead.", "The shuttle was booked."),
         ("The strike was called off; the old contract remains in effect.", "The contract is in effect."),
         ("I kept the staging bucket and purged the temp bucket.", "The staging bucket was kept."),
+        ("Legal signed off on the contract terms on Monday.", "Legal approved the contract terms."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

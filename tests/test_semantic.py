@@ -513,6 +513,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "Build 4.2 has been cleared to ship.",
             "opposite: expected 'cleared to', answer says 'blocked'",
         ),
+        # what runs as usual goes on; what is frozen has stopped
+        (
+            "The Tuesday chess club is paused for December.",
+            "The chess club is running as usual in December.",
+            "opposite: expected 'running as usual', answer says 'paused'",
+        ),
+        (
+            "I have frozen all releases to the payments service until Friday.",
+            "Releases to the payments service are continuing.",
+            "opposite: expected 'continuing', answer says 'frozen'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -535,6 +546,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("The strike was called off; the old contract remains in effect.", "The contract is in effect."),
         ("I kept the staging bucket and purged the temp bucket.", "The staging bucket was kept."),
         ("Legal signed off on the contract terms on Monday.", "Legal approved the contract terms."),
+        ("The pool closed for a week, but lessons are running as usual.", "Lessons are running as usual."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

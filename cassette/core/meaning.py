@@ -460,8 +460,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "offline still_down still_out is_down are_down went_down suspended interrupted out_of_service",
     ),
     "ongoing": (
-        "ongoing continuing still_ongoing still_running still_live",
-        "is_over are_over now_over has_ended have_ended resolved paused halted",
+        "ongoing continuing still_ongoing still_running still_live running_as_usual running_as_normal",
+        "is_over are_over now_over has_ended have_ended resolved paused halted frozen",
     ),
     "active": (
         "is_active are_active still_active remains_active stays_active left_active renewed in_effect",

@@ -524,6 +524,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "Releases to the payments service are continuing.",
             "opposite: expected 'continuing', answer says 'frozen'",
         ),
+        # what is ordered is booked, as what is placed is
+        (
+            "The lamp is backordered until May, but I ordered it anyway to hold your place.",
+            "The lamp order was cancelled.",
+            "opposite: expected 'cancelled', answer says 'ordered'",
+        ),
+        (
+            "I ordered 20 amps of electrical and a carpet for the booth.",
+            "The electrical order was not placed.",
+            "negated: expected 'not placed', answer says 'ordered'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -547,6 +558,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("I kept the staging bucket and purged the temp bucket.", "The staging bucket was kept."),
         ("Legal signed off on the contract terms on Monday.", "Legal approved the contract terms."),
         ("The pool closed for a week, but lessons are running as usual.", "Lessons are running as usual."),
+        ("I cancelled the blue mug and ordered the green one.", "The green mug was ordered."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

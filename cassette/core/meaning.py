@@ -428,7 +428,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "charged billed debited owe owes",
     ),
     "booking": (
-        "confirmed booked scheduled reserved renew renewed renews placed going_ahead goes_ahead go_ahead",
+        "confirmed booked scheduled reserved renew renewed renews placed ordered going_ahead goes_ahead "
+        "go_ahead",
         "cancelled canceled cancel cancels cancelling canceling called_off call_off calls_off",
         "postponed rescheduled moved_to moved_from paused frozen on_hold waitlisted wait_listed "
         "on_the_waitlist",

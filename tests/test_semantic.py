@@ -535,6 +535,22 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The electrical order was not placed.",
             "negated: expected 'not placed', answer says 'ordered'",
         ),
+        # what is put off is neither settled nor agreed; what is finalized is settled
+        (
+            "Mr. Ortiz decided to hold off on the new gutters for now.",
+            "Mr. Ortiz agreed to have the gutters replaced.",
+            "opposite: expected 'agreed', answer says 'hold off'",
+        ),
+        (
+            "The budget decision was deferred to next week.",
+            "The budget was finalized at the meeting.",
+            "opposite: expected 'finalized', answer says 'deferred'",
+        ),
+        (
+            "The proposal to repave the lot was tabled until June.",
+            "The repaving was confirmed.",
+            "opposite: expected 'confirmed', answer says 'tabled'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -559,6 +575,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("Legal signed off on the contract terms on Monday.", "Legal approved the contract terms."),
         ("The pool closed for a week, but lessons are running as usual.", "Lessons are running as usual."),
         ("I cancelled the blue mug and ordered the green one.", "The green mug was ordered."),
+        ("The roster was finalized on Friday after the swap was put off.", "The roster was finalized."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

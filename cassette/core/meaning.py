@@ -421,18 +421,18 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "decided_against decides_against decide_against chose_not_to opted_against opted_not_to",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
         "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist waiting_for_approval "
-        "pending_approval accepted_for_review unapproved",
+        "pending_approval accepted_for_review unapproved hold_off held_off holding_off holds_off",
     ),
     "refund": (
         "refund refunded refunds refunding reimbursed credited_back",
         "charged billed debited owe owes",
     ),
     "booking": (
-        "confirmed booked scheduled reserved renew renewed renews placed ordered going_ahead goes_ahead "
-        "go_ahead",
+        "confirmed booked scheduled reserved renew renewed renews placed ordered finalized finalised "
+        "going_ahead goes_ahead go_ahead",
         "cancelled canceled cancel cancels cancelling canceling called_off call_off calls_off",
         "postponed rescheduled moved_to moved_from paused frozen on_hold waitlisted wait_listed "
-        "on_the_waitlist",
+        "on_the_waitlist deferred tabled put_off",
     ),
     "stock": (
         "available in_stock back_in_stock",

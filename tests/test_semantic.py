@@ -551,6 +551,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The repaving was confirmed.",
             "opposite: expected 'confirmed', answer says 'tabled'",
         ),
+        # what goes as planned goes ahead
+        (
+            "I paused the second mailing to the EU list because of the consent issue.",
+            "The second mailing went out to the EU list as planned.",
+            "opposite: expected 'as planned', answer says 'paused'",
+        ),
+        (
+            "The container is still on board and will be unloaded in Hamburg as planned.",
+            "The unloading in Hamburg has been cancelled.",
+            "opposite: expected 'cancelled', answer says 'as planned'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -576,6 +587,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("The pool closed for a week, but lessons are running as usual.", "Lessons are running as usual."),
         ("I cancelled the blue mug and ordered the green one.", "The green mug was ordered."),
         ("The roster was finalized on Friday after the swap was put off.", "The roster was finalized."),
+        ("The kickoff was moved to Tuesday; the demo goes ahead as planned.", "The kickoff was moved."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

@@ -429,7 +429,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "booking": (
         "confirmed booked scheduled reserved renew renewed renews placed ordered finalized finalised "
-        "going_ahead goes_ahead go_ahead",
+        "going_ahead goes_ahead go_ahead as_planned as_originally_planned as_scheduled",
         "cancelled canceled cancel cancels cancelling canceling called_off call_off calls_off",
         "postponed rescheduled moved_to moved_from paused frozen on_hold waitlisted wait_listed "
         "on_the_waitlist deferred tabled put_off",

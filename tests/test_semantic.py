@@ -562,6 +562,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The unloading in Hamburg has been cancelled.",
             "opposite: expected 'cancelled', answer says 'as planned'",
         ),
+        # an unsuccessful application is a refusal as well as a failure
+        (
+            "Congratulations, you have been awarded the Miller research grant.",
+            "Your grant application was unsuccessful.",
+            "opposite: expected 'unsuccessful', answer says 'awarded'",
+        ),
+        (
+            "I enrolled Max in the dental plan effective May 1.",
+            "Max's enrollment in the dental plan was unsuccessful.",
+            "opposite: expected 'unsuccessful', answer says 'enrolled'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -588,6 +599,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("I cancelled the blue mug and ordered the green one.", "The green mug was ordered."),
         ("The roster was finalized on Friday after the swap was put off.", "The roster was finalized."),
         ("The kickoff was moved to Tuesday; the demo goes ahead as planned.", "The kickoff was moved."),
+        ("Your application was unsuccessful this round.", "The application was turned down."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

@@ -417,7 +417,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "approve approved approves approval accept accepted accepts granted grants authorised authorized "
         "admitted allowed permitted agreed issued awarded cleared_to cleared_for signed_off okayed",
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
-        "refuses forbidden prohibited banned disallowed barred turned_down blocked off_limits "
+        "refuses unsuccessful forbidden prohibited banned disallowed barred turned_down blocked off_limits "
         "decided_against decides_against decide_against chose_not_to opted_against opted_not_to",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
         "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist waiting_for_approval "

@@ -573,6 +573,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "Max's enrollment in the dental plan was unsuccessful.",
             "opposite: expected 'unsuccessful', answer says 'enrolled'",
         ),
+        # what is reversed or voided is undone; what is left standing is kept
+        (
+            "The bank reversed the late fee as a courtesy.",
+            "The bank kept the late fee in place.",
+            "opposite: expected 'kept', answer says 'reversed'",
+        ),
+        (
+            "I voided invoice #88 because it billed the wrong hours.",
+            "Invoice #88 was left standing.",
+            "opposite: expected 'left standing', answer says 'voided'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -600,6 +611,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("The roster was finalized on Friday after the swap was put off.", "The roster was finalized."),
         ("The kickoff was moved to Tuesday; the demo goes ahead as planned.", "The kickoff was moved."),
         ("Your application was unsuccessful this round.", "The application was turned down."),
+        ("I voided the duplicate charge and kept the first one in place.", "The first charge was kept."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

@@ -492,8 +492,9 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "plan": ("upgrade upgraded upgrades", "downgrade downgraded downgrades"),
     "rollout": (  # a change put live, or undone: "deployed v2.8.1" / "rolled it back to 2.8.0"
-        "deployed redeployed rolled_out rolled_it_out rolled_them_out promoted kept in_place",
-        "rolled_back rolled_it_back rolled_them_back rolling_back revert reverts reverted reverting",
+        "deployed redeployed rolled_out rolled_it_out rolled_them_out promoted kept in_place left_standing",
+        "rolled_back rolled_it_back rolled_them_back rolling_back revert reverts reverted reverting reversed "
+        "voided undone",
     ),
     "add": (
         "add added include included includes",

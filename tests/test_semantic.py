@@ -584,6 +584,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "Invoice #88 was left standing.",
             "opposite: expected 'left standing', answer says 'voided'",
         ),
+        # what is in transit has not been delivered yet
+        (
+            "Your parcel is out for delivery today and expected by 6 PM.",
+            "The parcel has already been delivered.",
+            "opposite: expected 'delivered', answer says 'out for delivery'",
+        ),
+        (
+            "The first crate was delivered on Monday, but the second is still in transit.",
+            "Both crates have been delivered.",
+            "opposite: expected all 'delivered', answer also says 'in transit'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -612,6 +623,7 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("The kickoff was moved to Tuesday; the demo goes ahead as planned.", "The kickoff was moved."),
         ("Your application was unsuccessful this round.", "The application was turned down."),
         ("I voided the duplicate charge and kept the first one in place.", "The first charge was kept."),
+        ("The parcel was in transit on Sunday and was delivered on Monday.", "The parcel was delivered."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

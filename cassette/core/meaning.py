@@ -429,7 +429,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "booking": (
         "confirmed booked scheduled reserved renew renewed renews placed ordered finalized finalised "
-        "going_ahead goes_ahead go_ahead as_planned as_originally_planned as_scheduled",
+        "going_ahead goes_ahead go_ahead went_ahead gone_ahead as_planned as_originally_planned as_scheduled",
         "cancelled canceled cancel cancels cancelling canceling called_off call_off calls_off",
         "postponed rescheduled moved_to moved_from paused frozen on_hold waitlisted wait_listed "
         "on_the_waitlist deferred tabled put_off",
@@ -534,6 +534,10 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "cost costs charge charged fee fees",
     ),
     "present": ("received found arrived", "missing lost"),
+    "delivery": (  # "it was delivered yesterday" / "the second box is still in transit"
+        "delivered",
+        "in_transit out_for_delivery on_the_way on_its_way en_route",
+    ),
     "customs": ("cleared released", "held stuck holding"),
 }
 

@@ -766,6 +766,42 @@ def test_both_sides_said_the_clause_about_the_expected_thing_decides() -> None:
 @pytest.mark.parametrize(
     ("actual", "expected", "reason"),
     [
+        (  # the amount is said of guest tickets, with no price word: "free" is said of member tickets
+            "Member tickets are free. Guest tickets are $15 for adults.",
+            "Adult guest tickets cost fifteen dollars.",
+            None,
+        ),
+        (  # ... but here the clause with the amount is about member tickets
+            "Guest tickets are free. Member tickets are $15 for adults.",
+            "Adult guest tickets cost fifteen dollars.",
+            "opposite: expected 'cost', answer says 'free'",
+        ),
+        (
+            "I deleted the 14 unused buckets; the other 3 belong to the data team, so I left them for now.",
+            "The data team's 3 buckets were kept.",
+            None,
+        ),
+        (
+            "I deleted the data team's 3 buckets.",
+            "The data team's 3 buckets were kept.",
+            "opposite: expected 'kept', answer says 'deleted'",
+        ),
+        (  # a number that names a thing says nothing of its state
+            "Line 3 was down for an hour; I restarted it.",
+            "Line 3 is still down.",
+            "opposite: expected 'still down', answer says 'restarted'",
+        ),
+    ],
+)
+def test_a_clause_saying_the_expected_amount_without_a_state_is_what_the_state_is_about(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
         (
             "Departs at 3:40 PM from gate B12; seat 14C.",
             "departs from gate C12",

@@ -1840,6 +1840,8 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         if not others:
             continue
         if key not in act.sides:
+            if _said_stateless_with_its_number(act, _clause_saying(exp, key), family):
+                continue
             # said of something the expected text names, or of "it": not "you finished 7 of the 10
             # modules" for "the final project is still outstanding"
             words = _stateless(_clause_saying(exp, key))
@@ -1875,6 +1877,42 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}' of it"
     return _refused_or_done(act, exp) or _denied_side(act, exp)
+
+
+def _said_stateless_with_its_number(act: Analysis, said: Analysis, family: str) -> bool:
+    """Whether an answer's clause says an amount of the expected clause ``said``, no side of ``family``,
+    and more of its other words than any clause that says a side: the amount names what the state is
+    said of ("general tickets are £12 for adults" for "adult tickets cost twelve pounds"), and a side
+    said elsewhere is said of another thing ("season-ticket holders get in free")."""
+    counts = _counts(said)
+    if not counts:  # most expected states come with no amount
+        return False
+    words = _stateless(said)
+    shared: list[tuple[bool, int, Analysis]] = [
+        (any(k.partition(":")[0] == family for k in c.sides), sum(_find(w, c) is not None for w in words), c)
+        for c in _clauses(act.text, _STATE_CLAUSE_END)
+    ]
+    most = max((n for side, n, _ in shared if side), default=0)
+    return any(not side and n > most and any(key in c.numbers for key in counts) for side, n, c in shared)
+
+
+def _counts(said: Analysis) -> list[str]:
+    """The numbers of ``said`` that measure an amount ("$150", "5%", "twelve pounds", "4 mm"), not those
+    that name a thing ("Line 3", "Pixel 8", "code #3") or a day ("May 31")."""
+    return [
+        key
+        for key, written in said.numbers.items()
+        if written[0] in "$€£"
+        or written.endswith("%")
+        or any(
+            match["word"].lower() not in _STOPWORDS
+            for match in re.finditer(rf"(?<![\w.#]){re.escape(written)}{_COUNTED}", said.text)
+        )
+    ]
+
+
+# The word a number counts, right after it: "twelve pounds", "9 people", "4 mm" (not "Line 3 is down")
+_COUNTED = r"[ -](?P<word>[a-z][\w-]*)"
 
 
 # Sides that say a request was carried out: a refusal ("decision:1") of it is their opposite.

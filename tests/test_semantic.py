@@ -2199,6 +2199,37 @@ def test_to_do_avoided_a_state_of_another_thing_and_a_value_of_another_kind_pass
 
 
 @pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            "I haven't published the draft; it is in the editor for your approval.",
+            "The draft is still pending.",
+            None,
+        ),
+        (
+            "The draft got your approval and is published.",
+            "The draft is still pending.",
+            "opposite: expected 'pending', answer says 'approval'",
+        ),
+        (
+            "I filed the purchase order; it needs approval from finance.",
+            "The purchase order is still pending.",
+            None,
+        ),
+        (
+            "Finance gave its approval to the purchase order.",
+            "The purchase order is still pending.",
+            "opposite: expected 'pending', answer says 'approval'",
+        ),
+    ],
+)
+def test_a_decision_needed_or_asked_for_is_not_yet_made(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
     ("actual", "expected"),
     [
         (

@@ -589,10 +589,27 @@ def _is_cue(word: str) -> bool:
     return word.replace("'", "") in _NEGATIONS or word.endswith("n't")
 
 
+# Verbs of needing, after which a side is a thing asked for: "needs approval", "requires a refund"
+_NEEDING = frozenset(_words("need needs needed require requires required"))
+_POSSESSIVES = frozenset(_words("your my our their his her"))  # "for your approval": asked of you
+
+
+def _asked_for(recent: list[str]) -> bool:
+    """Whether the words before a side make it a thing needed or asked for, not yet had: "needs
+    approval from security", "waiting as a draft for your approval" (not "for the morning shift", a
+    time, nor "for the cancelled flight", a thing said in its state)."""
+    if recent[-2:-1] == ["for"] and recent[-1] in _POSSESSIVES:
+        return True
+    words = recent[:-1] if recent[-1:] and recent[-1] in _DETERMINERS else recent
+    return bool(words) and words[-1] in _NEEDING
+
+
 def _to_do(recent: list[str]) -> bool:
     """Whether the words before a side make it a thing to do or one that may be, not a state said:
     "still has to approve", "has yet to approve", "must be paid", "needs to be signed", "can be
-    cancelled"; not "turned out to be faulty"."""
+    cancelled", "needs approval"; not "turned out to be faulty"."""
+    if _asked_for(recent):
+        return True
     if recent[-1:] == ["be"]:  # "must be paid", "needs to be signed"
         recent = recent[:-1]
         if recent[-1:] and recent[-1] in _MODALS:

@@ -802,6 +802,39 @@ def test_a_clause_saying_the_expected_amount_without_a_state_is_what_the_state_i
 @pytest.mark.parametrize(
     ("actual", "expected", "reason"),
     [
+        (  # the fall is said in the reason, of the sign-ups
+            "I stopped the pricing trial because sign-ups dropped by a third. The trial data is saved for "
+            "the sales team.",
+            "The trial data was kept for the sales team.",
+            None,
+        ),
+        (
+            "I dropped the trial data for the sales team because nobody used it.",
+            "The trial data was kept for the sales team.",
+            "opposite: expected 'kept', answer says 'dropped'",
+        ),
+        (  # the answer says both: "stuck" is said in the reason, of the worker
+            "Reports were late because the upload worker had been stuck on a bad file since 07:45, backing "
+            "up 900 uploads. I skipped that file, and the backlog cleared by 09:20.",
+            "The upload backlog has cleared.",
+            None,
+        ),
+        (
+            "I skipped the bad file, but the upload backlog is still stuck.",
+            "The upload backlog has cleared.",
+            "opposite: expected 'cleared', answer says 'stuck'",
+        ),
+    ],
+)
+def test_a_state_said_in_a_reason_is_said_of_what_the_reason_names(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
         (
             "Departs at 3:40 PM from gate B12; seat 14C.",
             "departs from gate C12",

@@ -1860,12 +1860,13 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             if _said_stateless_with_its_number(act, _clause_saying(exp, key), family):
                 continue
             # said of something the expected text names, or of "it": not "you finished 7 of the 10
-            # modules" for "the final project is still outstanding"
+            # modules" for "the final project is still outstanding"; a reason says its own state ("paused
+            # the experiment because retention dropped" for "the experiment data was kept")
             words = _stateless(_clause_saying(exp, key))
             said = next(
                 (
                     c.sides[k]
-                    for c in _clauses(act.text, _STATE_CLAUSE_END)
+                    for c in _clauses(act.text, _REASON_END)
                     for k in others
                     if k in c.sides
                     and (
@@ -1886,9 +1887,10 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         latest = act.latest_sides[family]
         if _STILL.search(exp.text) and latest != key:  # "was locked … I've unlocked it now"
             return f"opposite: expected still '{written}', answer says '{act.sides[latest]}' last"
-        # what the side is said of: the words of the expected clause that says it ("while iOS held steady")
+        # what the side is said of: the words of the expected clause that says it ("while iOS held steady"),
+        # not those of a reason ("late because the worker was stuck, … and the backlog cleared")
         words = _stateless(_clause_saying(exp, key))
-        about = _clauses_about(act, words, _STATE_CLAUSE_END)
+        about = _clauses_about(act, words, _REASON_END)
         if about and not any(key in c.sides for c in about) and not _may_refer_back(act, exp, key):
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
             if said is not None:

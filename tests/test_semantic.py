@@ -693,6 +693,27 @@ def test_antonyms_said_elsewhere_negated_or_ambiguous_pass_the_guard(actual: str
     assert guard(actual, expected) is None
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (  # both ends of the pair are said: "wrong" says "incorrect" in another word
+            "I checked the entries: most dates are correct, but some entries have wrong dates.",
+            "Some entries had incorrect dates.",
+            None,
+        ),
+        (
+            "I checked the entries: the dates are correct.",
+            "Some entries had incorrect dates.",
+            "opposite: expected 'incorrect', answer says 'correct'",
+        ),
+    ],
+)
+def test_an_answer_saying_both_ends_of_an_antonym_pair_says_the_expected_end(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
 def test_the_antonym_table_leaves_out_converses_and_words_of_many_senses() -> None:
     table = antonyms()
     assert "larg" in table["small"] and "senior" in table["junior"]

@@ -2170,8 +2170,22 @@ def _antonym(act: Analysis, exp: Analysis) -> str | None:
                 continue
             if _find(t, exp) is not None or not _beside(t, [o for o in exp.order if o != s], act.text):
                 continue
+            if _says_both_ends(t, act):
+                continue  # "lists the wrong code … sent the corrected invoice" says "incorrect" too
             return f"opposite: expected '{exp.surface[s]}', answer says '{act.surface[t]}'"
     return None
+
+
+def _says_both_ends(t: str, act: Analysis) -> bool:
+    """Whether the answer says, besides ``t``, an antonym of it too ("20 resolve correctly, 2 have wrong
+    years"): it says both ends of the pair, so an expected word of the other end ("incorrect") is said
+    in other words, not denied."""
+    table = antonyms()
+    base = _degree_base(t)
+    return base is not None and any(
+        u != t and u in act.positive and u not in act.negated and _degree_base(u) in table[base]
+        for u in act.order
+    )
 
 
 def _beside(word: str, others: list[str], text: str) -> bool:

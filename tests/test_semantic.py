@@ -856,6 +856,38 @@ def test_a_state_said_in_a_reason_is_said_of_what_the_reason_names(
 @pytest.mark.parametrize(
     ("actual", "expected", "reason"),
     [
+        (  # the answer says the whole count passed: "still waiting" is of another thing
+            "I fixed the config and all 9 smoke tests passed; the release is still waiting on sign-off.",
+            "All 9 smoke tests passed.",
+            None,
+        ),
+        (
+            "The smoke tests passed on staging, but two of them failed on production.",
+            "All smoke tests passed.",
+            "opposite: expected all 'passed', answer also says 'failed'",
+        ),
+        (  # "the failed deploys" named them by what they were; "5 of 5 passed" says the count passed
+            "Deploys were failing because of a stale token. I rotated it and re-ran the failed deploys; "
+            "5 of 5 passed.",
+            "All 5 re-run deploys passed.",
+            None,
+        ),
+        (
+            "I re-ran the 5 failed deploys; 3 of 5 passed.",
+            "All 5 re-run deploys passed.",
+            "expected all, answer says '3 of … 5'",
+        ),
+    ],
+)
+def test_a_side_said_of_the_whole_count_is_said_of_all(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
         (
             "Departs at 3:40 PM from gate B12; seat 14C.",
             "departs from gate C12",

@@ -1880,9 +1880,11 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}'"
             continue
-        if _ALL.search(exp.text[: exp.text.lower().find(written.lower())]):
+        if _ALL.search(exp.text[: exp.text.lower().find(written.lower())]) and not _says_all(
+            act, key, written
+        ):
             # "all tests passed" is not "142 tests passed and 3 failed"; "the failing tests are all in
-            # one file" says no "all" of the failing
+            # one file" says no "all" of the failing; "all 14 test cases passed" says it too
             return f"opposite: expected all '{written}', answer also says '{act.sides[others[0]]}'"
         latest = act.latest_sides[family]
         if _STILL.search(exp.text) and latest != key:  # "was locked … I've unlocked it now"
@@ -1891,7 +1893,12 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         # not those of a reason ("late because the worker was stuck, … and the backlog cleared")
         words = _stateless(_clause_saying(exp, key))
         about = _clauses_about(act, words, _REASON_END)
-        if about and not any(key in c.sides for c in about) and not _may_refer_back(act, exp, key):
+        if (
+            about
+            and not any(key in c.sides for c in about)
+            and not _may_refer_back(act, exp, key)
+            and not _said_with_its_count(act, _clause_saying(exp, key), key)
+        ):
             said = next((c.sides[k] for c in about for k in others if k in c.sides), None)
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}' of it"
@@ -1915,6 +1922,16 @@ def _said_stateless_with_its_number(act: Analysis, said: Analysis, family: str) 
     return any(not side and n > most and any(key in c.numbers for key in counts) for side, n, c in shared)
 
 
+def _said_with_its_count(act: Analysis, said: Analysis, key: str) -> bool:
+    """Whether an answer's clause says side ``key`` with an amount of the expected clause ``said``: the
+    amount names what the side is said of ("re-ran the failed jobs; 23 of 23 passed" for "all 23 re-run
+    jobs passed", "… and 44 were denied" for "forty-four candidates were turned down")."""
+    counts = _counts(said)
+    return bool(counts) and any(
+        key in c.sides and any(n in c.numbers for n in counts) for c in _clauses(act.text, _STATE_CLAUSE_END)
+    )
+
+
 def _counts(said: Analysis) -> list[str]:
     """The numbers of ``said`` that measure an amount ("$150", "5%", "twelve pounds", "4 mm"), not those
     that name a thing ("Line 3", "Pixel 8", "code #3") or a day ("May 31")."""
@@ -1932,6 +1949,24 @@ def _counts(said: Analysis) -> list[str]:
 
 # The word a number counts, right after it: "twelve pounds", "9 people", "4 mm" (not "Line 3 is down")
 _COUNTED = r"[ -](?P<word>[a-z][\w-]*)"
+
+
+# "23 of 23", "all 14": a whole said as a count of itself
+_ALL_OF = re.compile(r"\b(\d[\d,]*) (?:out )?of (?:the |all )?\1\b")
+
+
+def _says_all(act: Analysis, key: str, written: str) -> bool:
+    """Whether a clause of the answer says side ``key`` (in the expected word ``written``, or its own)
+    of all it counts ("all 14 test cases passed", "re-ran the failed jobs; 23 of 23 passed"): an "all"
+    said too, so another side said elsewhere is of another thing."""
+    for clause in _clauses(act.text, _STATE_CLAUSE_END):
+        if key in clause.sides:
+            lowered = clause.text.lower()
+            at = lowered.rfind(written.lower())
+            before = clause.text[: at if at >= 0 else lowered.find(clause.sides[key].lower())]
+            if _ALL.search(before) or _ALL_OF.search(before):
+                return True
+    return False
 
 
 # Sides that say a request was carried out: a refusal ("decision:1") of it is their opposite.

@@ -2120,7 +2120,12 @@ def _ended(act: Analysis, exp: Analysis) -> str | None:
     return None
 
 
-_REASON_END = re.compile(rf"{_STATE_CLAUSE_END.pattern}|\s(?:because|since|as)\s", re.IGNORECASE)
+# "as" gives a reason only before a subject ("as the worker was stuck"), not in "as planned", "as of May"
+_REASON_END = re.compile(
+    rf"{_STATE_CLAUSE_END.pattern}|\s(?:because|since)\s"
+    r"|\sas\s(?=(?:the|a|an|it|they|we|he|she|i|you|this|that|there|our|your|their|his|her|its)\s)",
+    re.IGNORECASE,
+)
 
 
 _ALL = re.compile(r"\b(?:all|every|both|each|whole|entire)\b", re.IGNORECASE)

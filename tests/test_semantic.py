@@ -1185,6 +1185,29 @@ def test_a_range_and_a_pronoun_carry_the_value_for_the_role_veto() -> None:
     assert changed_role(answer, "Two drums are backordered.") is None
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "vetoed"),
+    [
+        ("The backlog grew because two of the five consumers had crashed.", "two consumers crashed", False),
+        (
+            "It is paused: only 3 of the 8 volunteer tutors were available.",
+            "Only 3 tutors were available.",
+            False,
+        ),
+        # the part and its whole are one run, which still holds no other count
+        (
+            "I renewed 3 of your library books; the 4 others are due.",
+            "All 4 library books were renewed.",
+            True,
+        ),
+    ],
+)
+def test_a_part_of_the_whole_after_a_determiner_is_a_count_of_the_noun(
+    actual: str, expected: str, vetoed: bool
+) -> None:
+    assert (changed_role(actual, expected) is not None) is vetoed
+
+
 def test_a_count_with_its_noun_left_out_is_part_of_the_total_the_noun_carries() -> None:
     answer = "I processed the 18 returned units: 15 passed inspection, and 3 had cracked housings."
     assert changed_role(answer, "Three units were damaged.") is None

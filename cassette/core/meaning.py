@@ -2450,9 +2450,17 @@ def _values_before(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
     while i > 1 and slots[i - 1][0] is _GAP and slots[i - 1][1] in _PASSIVE:
         i -= 1  # "3 were revoked": the 3 were
     j = i
-    while j > 0 and (slots[j - 1][0] is _VALUE or (slots[j - 1][1] in _PARTITIVE and j > 1)):
+    while j > 0 and (
+        slots[j - 1][0] is _VALUE or (slots[j - 1][1] in _PARTITIVE and j > 1) or _of_which(slots, j)
+    ):
         j -= 1  # "2 of 5 nodes" is one run: the 2 are nodes too
     return [key for kind, key in slots[j:i] if kind is _VALUE]
+
+
+def _of_which(slots: tuple[tuple[str, str], ...], j: int) -> bool:
+    """Whether the slot before ``j`` is a determiner right after a partitive ("3 of the 8 tutors", "58 of
+    our 60 seats"): the run of a part and its whole goes on over it."""
+    return j > 2 and slots[j - 1][1] in _DETERMINERS and slots[j - 2][1] in _PARTITIVE
 
 
 def _carried_alike(

@@ -2491,7 +2491,8 @@ def _carried_alike(
 def _part_of_a_total(act: tuple[tuple[str, str], ...], key: str, others: list[list[str]]) -> bool:
     """Whether the answer says count ``key`` with its noun left out ("3 had cracked housings", "29 were
     placed", "4 each") while the word carries a greater count, a total it is part of ("the 18 returned
-    units: 15 passed inspection and 3 had cracked housings" says "three units were damaged")."""
+    units: 15 passed inspection and 3 had cracked housings" says "three units were damaged"); a smaller
+    count is of some of them ("118 managed Macs, excluding the 4 Mac Studios … 96 have installed it")."""
     try:
         part = float(key)
         totals = [float(v) for b in others for v in b]
@@ -2501,11 +2502,13 @@ def _part_of_a_total(act: tuple[tuple[str, str], ...], key: str, others: list[li
         slot == (_VALUE, key) and act[n + 1] in _A_PART_DOES and (n == 0 or act[n - 1][0] is not _VALUE)
         for n, slot in enumerate(act[:-1])
     )
-    return elided and all(total > part for total in totals)
+    return elided and any(total > part for total in totals)
 
 
-# What a count with its noun left out is followed by: "3 had …", "29 were placed", "4 each".
-_A_PART_DOES = frozenset((_GAP, w) for w in _words("is are was were had have has each will did"))
+# What a count with its noun left out is followed by: "3 had …", "29 were placed", "4 each", "the two that".
+_A_PART_DOES = frozenset(
+    (_GAP, w) for w in _words("is are was were had have has each will did that who which")
+)
 
 
 def _value_kind(values: list[str], written: dict[str, str]) -> str:

@@ -1785,6 +1785,21 @@ def test_proper_names_skip_sentence_starts_headings_and_dates() -> None:
 
 
 @pytest.mark.parametrize(
+    ("expected", "missing"),
+    [
+        ("At night it is held at 17 degrees Celsius.", []),
+        # the symbol says its own scale only
+        ("At night it is held at 17 degrees Fahrenheit.", ["Fahrenheit"]),
+    ],
+)
+def test_a_unit_written_as_its_symbol_is_said(expected: str, missing: list[str]) -> None:
+    from cassette.core.meaning import changed_names
+
+    answer = "I set your Nest thermostat to 17°C overnight."
+    assert changed_names(answer, expected) == (missing, ["Nest"] if missing else [])
+
+
+@pytest.mark.parametrize(
     ("actual", "expected"),
     [
         ("Your order, placed on March 3, will be delivered on March 10.", "delivered on March 3"),

@@ -2282,6 +2282,7 @@ def changed_names(actual: str, expected: str) -> tuple[list[str], list[str]]:
         and _find(s, act) is None
         and not _spelled_out(written, actual)
         and not _abbreviated(written, expected, have.values())
+        and not _as_symbol(written, actual)
     ]
     if not missing:
         return [], []
@@ -2367,6 +2368,20 @@ def _spelled_out(name: str, text: str) -> bool:
     if not (1 < len(name) <= 6 and name.isupper()):
         return False
     return name.lower() in "".join(w[0] for w in _LETTERS.findall(text)).lower()
+
+
+# Units written as names, and the symbols that say them: "17 degrees Celsius" is "17°C".
+_UNIT_SYMBOLS = {"Celsius": re.compile(r"\d\s?°\s?C\b"), "Fahrenheit": re.compile(r"\d\s?°\s?F\b")}
+
+
+def _as_symbol(name: str, text: str) -> bool:
+    """Whether ``name`` is a unit ``text`` writes as its symbol: "Celsius" in "set to 20°C".
+
+    >>> _as_symbol("Fahrenheit", "cold air at 56°F"), _as_symbol("Celsius", "cold air at 56°F")
+    (True, False)
+    """
+    symbol = _UNIT_SYMBOLS.get(name)
+    return symbol is not None and symbol.search(text) is not None
 
 
 _NAME_RUN = re.compile(r"(?:[A-Z][\w'-]*\s+){1,5}[A-Z][\w'-]*")

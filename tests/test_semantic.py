@@ -1768,6 +1768,25 @@ def test_embeddings_veto_another_word_before_the_same_noun(embeddings: SemanticB
     assert swapped_modifiers("The failed payment was retried.", "the declined payment") == []
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "swaps"),
+    [
+        # "replacement" says which form, "partial" how much of the deposit: no kind of either
+        (
+            "Sign the distribution form; I pre-filled a fresh form.",
+            "the replacement form needs a signature",
+            [],
+        ),
+        ("They returned $1,200 of your $1,500 security deposit.", "partial deposit refund", []),
+        ("They returned your security deposit.", "the damage deposit was returned", [("damage", "security")]),
+    ],
+)
+def test_words_that_say_which_one_or_how_much_name_no_kind(
+    actual: str, expected: str, swaps: list[tuple[str, str]]
+) -> None:
+    assert swapped_modifiers(actual, expected) == swaps
+
+
 def test_proper_names_skip_sentence_starts_headings_and_dates() -> None:
     from cassette.core.meaning import changed_names, proper_names
 

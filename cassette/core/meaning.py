@@ -2306,7 +2306,9 @@ _NO_KIND = frozenset(
         # and words that say which one, not what kind: "the new plan" is "your mobile plan"
         " new old current original same other next last previous higher lower extra whole entire additional"
         " earliest latest"
-        " separate different"
+        " separate different replacement"
+        # and words that say how much of it: "a partial deposit refund" is "$1,200 of your security deposit"
+        " partial full"
     )
 )
 

@@ -1208,6 +1208,36 @@ def test_a_part_of_the_whole_after_a_determiner_is_a_count_of_the_noun(
     assert (changed_role(actual, expected) is not None) is vetoed
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "vetoed"),
+    [
+        (
+            "It failed its inspection on May 2; the re-inspection is set for May 6.",
+            "re-inspection on May 6",
+            False,
+        ),
+        (
+            "The order stays at 60, and I ordered 25 boxes elsewhere.",
+            "the order is at 60",
+            False,
+        ),
+        # the value the linking verb reaches is still the noun's own
+        (
+            "It failed its inspection on May 2; the re-inspection is set for May 9. I booked May 6.",
+            "re-inspection on May 6",
+            True,
+        ),
+        (
+            "The order stays at 60; I got 25 boxes elsewhere.",
+            "the order stays at 25",
+            True,
+        ),
+    ],
+)
+def test_a_noun_reaches_its_value_over_a_linking_verb(actual: str, expected: str, vetoed: bool) -> None:
+    assert (changed_role(actual, expected) is not None) is vetoed
+
+
 def test_a_count_with_its_noun_left_out_is_part_of_the_total_the_noun_carries() -> None:
     answer = "I processed the 18 returned units: 15 passed inspection, and 3 had cracked housings."
     assert changed_role(answer, "Three units were damaged.") is None

@@ -2407,6 +2407,8 @@ _VALUE, _WORD, _GAP, _END = "v", "w", "g", "e"
 # Words a value is read with ("7:30 pm", "$6 million"): one value, not a word attached to it.
 _UNITS = frozenset(_words("am pm million millions billion billions thousand cents percent"))
 _PARTITIVE = frozenset({"of", "out", "to"})  # "2 of 5 nodes", "from 3 to 8 replicas": one run
+# Verbs that join a noun to its value as "is" does: "the order stays at 60" is "the order is at 60".
+_COPULAS = frozenset(_words("stay stays stayed remain remains remained become becomes became"))
 _SIZE = re.compile(r"\d[\d.,]*-[^\W\d_]")  # "a 30-year mortgage", "a 20-minute visit"
 _LETTER_DASH_DIGIT = re.compile(r"[^\W\d_]{1,4}-\d")  # "W-9", "I-130", "PO-7740": a code
 
@@ -2441,7 +2443,7 @@ def _slot(kind: str, word: str, name: str, tok: str) -> tuple[str, str] | None:
     """One token's slot for `_slots`, or ``None`` for a token it leaves out."""
     if kind is _NUMBER or (kind is _CONTENT and name) or tok == "May":  # "until May 3": the month
         return _VALUE, name or word
-    if kind is _CONTENT:
+    if kind is _CONTENT and tok.lower() not in _COPULAS:
         return (_WORD, word) if len(tok) > 1 and word not in _UNITS else None
     if (kind is _STOP and tok != ":") or kind is _COMMA:
         return _END, tok
@@ -2449,13 +2451,16 @@ def _slot(kind: str, word: str, name: str, tok: str) -> tuple[str, str] | None:
 
 
 def _values_after(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
-    """The values after the word at ``i``, up to the next content word ("placed on March 3, will")."""
+    """The values after the word at ``i``, up to the next content word ("placed on March 3, will") but
+    a participle after a form of "be" ("the re-inspection is set for May 6")."""
     found: list[str] = []
+    prev = ""
     for kind, key in slots[i + 1 :]:
         if kind is _VALUE:
             found.append(key)
-        elif kind is not _GAP:
+        elif kind is not _GAP and not (kind is _WORD and prev in _PASSIVE and not found):
             break
+        prev = key
     return found
 
 

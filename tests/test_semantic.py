@@ -1238,6 +1238,31 @@ def test_a_noun_reaches_its_value_over_a_linking_verb(actual: str, expected: str
     assert (changed_role(actual, expected) is not None) is vetoed
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "vetoed"),
+    [
+        (
+            "Your tax bill from Harris County is $6,830; an exemption could cut the bill by $900.",
+            "tax bill $6,830",
+            False,
+        ),
+        (
+            "It credited 27 additional qualifying payments, bringing you to 96 of 120.",
+            "96 qualifying payments",
+            False,
+        ),
+        # the difference is no value of the bill: the bill is still $6,830
+        (
+            "Your tax bill is $6,830; an exemption could cut the bill by about $900.",
+            "the tax bill is $900",
+            True,
+        ),
+    ],
+)
+def test_an_amount_of_change_is_no_value_of_the_word(actual: str, expected: str, vetoed: bool) -> None:
+    assert (changed_role(actual, expected) is not None) is vetoed
+
+
 def test_a_count_with_its_noun_left_out_is_part_of_the_total_the_noun_carries() -> None:
     answer = "I processed the 18 returned units: 15 passed inspection, and 3 had cracked housings."
     assert changed_role(answer, "Three units were damaged.") is None

@@ -2407,6 +2407,8 @@ _VALUE, _WORD, _GAP, _END = "v", "w", "g", "e"
 # Words a value is read with ("7:30 pm", "$6 million"): one value, not a word attached to it.
 _UNITS = frozenset(_words("am pm million millions billion billions thousand cents percent"))
 _PARTITIVE = frozenset({"of", "out", "to"})  # "2 of 5 nodes", "from 3 to 8 replicas": one run
+_BY_HOW_MUCH = frozenset({"by"})  # "cut the bill by $900", "lagging by 1.2 million": how much, not what
+_ADDED = frozenset(stem(w) for w in _words("additional extra"))  # "27 additional payments", like "3 more"
 # Verbs that join a noun to its value as "is" does: "the order stays at 60" is "the order is at 60".
 _COPULAS = frozenset(_words("stay stays stayed remain remains remained become becomes became"))
 _SIZE = re.compile(r"\d[\d.,]*-[^\W\d_]")  # "a 30-year mortgage", "a 20-minute visit"
@@ -2452,15 +2454,18 @@ def _slot(kind: str, word: str, name: str, tok: str) -> tuple[str, str] | None:
 
 def _values_after(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
     """The values after the word at ``i``, up to the next content word ("placed on March 3, will") but
-    a participle after a form of "be" ("the re-inspection is set for May 6")."""
+    a participle after a form of "be" ("the re-inspection is set for May 6"); an amount after "by" is
+    how much it changes, not its value ("cut the bill by about $900"), but a date there is a deadline."""
     found: list[str] = []
-    prev = ""
+    prev, by = "", False
     for kind, key in slots[i + 1 :]:
+        if kind is _VALUE and by and not found and key[0].isdigit() and ":" not in key:
+            break  # "reduce the bill by about $900": how much it changes, not what it is
         if kind is _VALUE:
             found.append(key)
         elif kind is not _GAP and not (kind is _WORD and prev in _PASSIVE and not found):
             break
-        prev = key
+        prev, by = key, key in _BY_HOW_MUCH or (by and kind is _GAP)
     return found
 
 
@@ -2468,6 +2473,8 @@ def _values_before(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
     """The values right before the word at ``i``, with no word between ("build 412 failed") but the
     noun it ends ("128 order lines") or a form of "be" ("3 were revoked")."""
     if i > 1 and slots[i - 1][0] is _WORD and slots[i - 2][0] is _VALUE:
+        if slots[i - 1][1] in _ADDED:
+            return []  # "credited 27 additional qualifying payments": how many were added, not how many
         i -= 1
     while i > 1 and slots[i - 1][0] is _GAP and slots[i - 1][1] in _PASSIVE:
         i -= 1  # "3 were revoked": the 3 were

@@ -1297,6 +1297,30 @@ def test_values_of_other_kinds_and_the_digits_of_a_code_are_no_other_value_of_th
     )
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "vetoed"),
+    [
+        (
+            "I paused it for three weeks; it restarts with your usual 3-meal plan for 2 people.",
+            "The plan is 3 meals for 2 people.",
+            False,
+        ),
+        (
+            "The standup starts Monday, January 6 and runs until March 28.",
+            "The series runs from January 6 to March 28.",
+            False,
+        ),
+        # a value expected says with no word, or denies, is no value of it
+        ("The plan costs $25 a month; the setup fee is $10.", "the plan costs $10, not $25", True),
+        ("The plan costs $25 a month; the setup fee is $10.", "the plan costs $10", True),
+    ],
+)
+def test_another_value_expected_reads_with_a_word_is_no_other_value(
+    actual: str, expected: str, vetoed: bool
+) -> None:
+    assert (changed_role(actual, expected) is not None) is vetoed
+
+
 def test_a_value_that_describes_a_word_or_is_said_with_it_keeps_its_role() -> None:
     answer = "You are pre-approved for a 30-year fixed mortgage of up to $420,000 at 6.45% APR."
     assert changed_role(answer, "pre-approved up to $420,000") is None  # "30-year" describes the mortgage

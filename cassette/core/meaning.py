@@ -2553,6 +2553,13 @@ def _value_kind(values: list[str], written: dict[str, str]) -> str:
     return "money" if any(written.get(v, " ")[0] in "$€£" for v in values) else "number"
 
 
+def _reads(word: str, key: str, act: tuple[tuple[str, str], ...], stems: Analysis) -> bool:
+    """Whether ``word`` (a stem of expected) carries value ``key`` in the answer, after it or before it."""
+    said = _find(word, stems)
+    at = [n for n, slot in enumerate(act) if slot == (_WORD, said)] if said is not None else []
+    return any(key in _values_after(act, n) or key in _values_before(act, n) for n in at)
+
+
 def changed_role(actual: str, expected: str) -> str | None:
     """A veto when a number or date of ``expected`` is in the answer, but the word it is attached to
     in ``expected`` carries another value there: "delivered on March 3" for "placed on March 3, will be
@@ -2583,6 +2590,14 @@ def changed_role(actual: str, expected: str) -> str | None:
         before = start - 1
         while before >= 0 and exp[before][0] is _GAP:
             before -= 1
+        # the values expected reads with a word, but with a word the answer reads this one with ("placed
+        # on March 10 and delivered on March 3" for "placed on March 3, … delivered on March 10")
+        stated = [
+            v
+            for n, (k, w) in enumerate(exp)
+            if k is _WORD and not _reads(w, key, act, stems)
+            for v in (*_values_after(exp, n), *_values_before(exp, n))
+        ]
         for j, read in ((before, _values_after), (end + 1, _values_before)):
             if not 0 <= j < len(exp) or exp[j][0] is not _WORD:
                 continue
@@ -2600,7 +2615,13 @@ def changed_role(actual: str, expected: str) -> str | None:
                 and not any(key in _values_after(act, n) or key in _values_before(act, n) for n in at)
                 # another value of its kind: "table for 6" is not "table for 6 Friday", "the 6:15 spin class
                 # on Thursday" is "Thursday spin class"
-                and any(v not in run for b in others if _value_kind(b, as_written) == kind_of_run for v in b)
+                # and not one expected states too: "3 meals for 2 people", "from January 6 to March 28"
+                and any(
+                    v not in run and v not in stated
+                    for b in others
+                    if _value_kind(b, as_written) == kind_of_run
+                    for v in b
+                )
                 and not _carried_alike(act, key, expected_analysis, as_written)
                 # "Three units were damaged" (a count of its noun) for "the 18 units: … 3 had cracks"
                 and not (counted and _part_of_a_total(act, key, others))

@@ -1321,6 +1321,32 @@ def test_another_value_expected_reads_with_a_word_is_no_other_value(
     assert (changed_role(actual, expected) is not None) is vetoed
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "vetoed"),
+    [
+        (
+            "I added 3 regression tests. The full suite passes (412 passed, 0 failed).",
+            "All 412 tests passed.",
+            False,
+        ),
+        # inside a date the comma goes on: "Thursday, October 9", "July 7, 2027"
+        ("I moved it to Thursday, October 9, 2025 at 10 am.", "moved to October 9", False),
+        (
+            "The EAD card is valid from July 8, 2025 to July 7, 2027.",
+            "The EAD is valid until July 7, 2027.",
+            False,
+        ),
+        (
+            "Access ended on her last day, April 30, and her mailbox is forwarded for 90 days.",
+            "forwarded for 30 days",
+            True,
+        ),
+    ],
+)
+def test_a_comma_after_a_count_ends_its_reach(actual: str, expected: str, vetoed: bool) -> None:
+    assert (changed_role(actual, expected) is not None) is vetoed
+
+
 def test_a_value_that_describes_a_word_or_is_said_with_it_keeps_its_role() -> None:
     answer = "You are pre-approved for a 30-year fixed mortgage of up to $420,000 at 6.45% APR."
     assert changed_role(answer, "pre-approved up to $420,000") is None  # "30-year" describes the mortgage

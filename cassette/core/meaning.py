@@ -2420,11 +2420,22 @@ def _slots(text: str) -> tuple[tuple[str, str], ...]:
     """``text`` as (kind, key) for `changed_role`: values (numbers, weekdays, months), content words,
     stopwords (gaps) and ends (of sentences and at commas); single letters ("14C") and am/pm are left out."""
     slots = [slot for piece in in_digits(text).replace("’", "'").split(" ") for slot in _piece_slots(piece)]
-    # a comma ends a value's reach, but not inside a date ("Thursday, October 9")
+    # a comma ends a value's reach ("412 passed, 0 failed"), but not inside a date ("Thursday, October 9")
     return tuple(
         slot
         for n, slot in enumerate(slots)
-        if slot != (_END, ",") or n + 1 == len(slots) or slots[n + 1][0] is not _VALUE
+        if slot != (_END, ",")
+        or n + 1 == len(slots)
+        or slots[n + 1][0] is not _VALUE
+        or not _in_a_date(slots, n)
+    )
+
+
+def _in_a_date(slots: list[tuple[str, str]], n: int) -> bool:
+    """Whether the comma at ``n`` follows a weekday or a month's day ("Thursday, October 9", "July 7,
+    2027"), not a count ("412 passed, 0 failed")."""
+    return any(kind is _VALUE and key[0].isalpha() for kind, key in slots[max(0, n - 2) : n]) and (
+        slots[n - 1][0] is _VALUE
     )
 
 

@@ -1276,7 +1276,14 @@ def test_a_count_with_its_noun_left_out_is_part_of_the_total_the_noun_carries() 
     assert changed_role(answer.format(196), "196 Macs had installed it") == (
         "role: expected 'Macs' with '196', answer has it with '118'"
     )
-    # a count greater than the noun's is no part of it
+    # a count that ends its phrase, or counts "people", leaves its noun out too
+    answer = "I added the 25 new iPhones; 23 enrolled. The other two, serials K7QP and M2XD, are stuck."
+    assert changed_role(answer, "Two iPhones are stuck.") is None
+    answer = "36 volunteers are on the rotation, and {} people replied that they can't make it."
+    assert changed_role(answer.format(2), "Two volunteers dropped out.") is None
+    assert changed_role(answer.format(40), "40 volunteers dropped out.") == (
+        "role: expected 'volunteers' with '40', answer has it with '36'"
+    )
     assert changed_role("I processed the 18 returned units, and 3 had cracks.", "3 units had cracks") is None
     assert changed_role("I processed the 18 returned units, and 30 had cracks.", "30 units had cracks") == (
         "role: expected 'units' with '30', answer has it with '18'"

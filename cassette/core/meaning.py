@@ -2539,7 +2539,9 @@ def _part_of_a_total(act: tuple[tuple[str, str], ...], key: str, others: list[li
     except ValueError:
         return False
     elided = any(
-        slot == (_VALUE, key) and act[n + 1] in _A_PART_DOES and (n == 0 or act[n - 1][0] is not _VALUE)
+        slot == (_VALUE, key)
+        and (act[n + 1] in _A_PART_DOES or (act[n + 1][0] is _END and n > 0 and act[n - 1][1] in _THE_OTHER))
+        and (n == 0 or act[n - 1][0] is not _VALUE)
         for n, slot in enumerate(act[:-1])
     )
     return elided and any(total > part for total in totals)
@@ -2548,7 +2550,9 @@ def _part_of_a_total(act: tuple[tuple[str, str], ...], key: str, others: list[li
 # What a count with its noun left out is followed by: "3 had …", "29 were placed", "4 each", "the two that".
 _A_PART_DOES = frozenset(
     (_GAP, w) for w in _words("is are was were had have has each will did that who which")
-)
+) | frozenset((_WORD, stem(w)) for w in _words("people persons"))  # "36 volunteers … 2 people replied"
+# What a count ending its phrase with its noun left out follows: "the other two, serials ending in K7QP".
+_THE_OTHER = _DETERMINERS | {"other"}
 
 
 def _value_kind(values: list[str], written: dict[str, str]) -> str:

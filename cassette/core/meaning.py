@@ -888,10 +888,9 @@ def _read_clauses(
     core: dict[str, str],
     conditional: set[str],
 ) -> frozenset[str]:
-    """Read ``text`` clause by clause for `analyse`, filling its collections (see `Analysis`):
-    each content word in order and as written, whether it is said positively, the negation that
-    reaches it, the numbers and date names, the words each negation governs first, and the words
-    said only in a condition. Returns the numbers and names said only as an old value (`Analysis.old`)."""
+    """Read ``text`` clause by clause for `analyse`, filling its collections (`Analysis`): each content word
+    in order and as written, if it is said positively, the negation reaching it, numbers, date names, the
+    words each negation governs first, those said only in a condition; returns those said only as old."""
     r = _Reader(positive, negated, core)
     old: set[str] = set()  # numbers and names said as an old value ("from $90 to $140", "instead of Monday")
     current: set[str] = set()  # ... and said otherwise
@@ -938,12 +937,7 @@ def _read_clauses(
             if word not in surface:
                 surface[word] = tok
                 order.append(word)
-            if (
-                r.cue is not None
-                and tok[-2:] == "ed"
-                and (before is _COMMA or (prev == "and" and prev2 == ","))
-            ):
-                r.past_verb_after_comma()
+            r.past_verb_after_comma(tok, before is _COMMA or (prev == "and" and prev2 == ","))
             if word in _DENYING and r.cue is None and not adjectival and tok[-1] in "dsDS":  # not "a decline"
                 r.denial(word, tok, passive, pronoun)
             else:
@@ -1086,11 +1080,17 @@ class _Reader:
         if (word == "of" and prev in ("instead", _FREE)) or (word == "than" and prev == "rather"):
             self.cue, self.cue_phrase, self.reach, self.adjacent = f"{prev} {word}", True, _SCOPE, True
 
-    def past_verb_after_comma(self) -> None:
+    def past_verb_after_comma(self, tok: str, after_comma: bool) -> None:
         """ "so it no longer blocks merges, and opened issue #733", "didn't go through, refunded the full
-        $82.99": once a verbal cue has governed a word, a verb in the past after a comma is a new predicate
-        of the subject, outside the cue."""
-        if not self.cue_phrase and self.reach < _SCOPE:
+        $82.99": once a verbal cue has governed a word, a verb in the past after a comma (``tok``, when
+        ``after_comma``) is a new predicate of the subject, outside the cue."""
+        if (
+            after_comma
+            and self.cue is not None
+            and tok[-2:] == "ed"
+            and not self.cue_phrase
+            and self.reach < _SCOPE
+        ):
             self.cue = None
 
     def denial(self, word: str, tok: str, passive: bool, pronoun: bool) -> None:

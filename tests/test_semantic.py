@@ -737,6 +737,35 @@ def test_a_word_said_both_ways_is_read_in_the_clause_about_the_expected_thing() 
     assert guard("We refund fees. We do not refund shipping.", "refunds are possible") is None
 
 
+@pytest.mark.parametrize(
+    ("actual", "rest_denied", "contradiction", "never_denied"),
+    [
+        # "the other sensors", "no more charges": denied of the rest, said of one, as the answer says it
+        (
+            "The leak sensor under the sink triggered at 3:12 am; moisture readings are dry, and no other "
+            "sensors went off.",
+            "None of the other sensors were triggered.",
+            "None of the sensors were triggered.",
+            "The sink sensor triggered, and the hallway sensor went off too.",
+        ),
+        (
+            "The box for Friday couldn't be stopped, so you'll still be charged $59.99 for it, but there "
+            "will be no further charges.",
+            "No more charges will occur after that box.",
+            "No charges will occur for that box.",
+            "You'll be charged $59.99 for the box on Friday and charged again for the next one.",
+        ),
+    ],
+)
+def test_a_word_denied_of_the_rest_may_be_said_of_one(
+    actual: str, rest_denied: str, contradiction: str, never_denied: str
+) -> None:
+    assert guard(actual, rest_denied) is None
+    assert guard(actual, contradiction) is not None
+    # an answer that never denies it still contradicts the denial of the rest
+    assert guard(never_denied, rest_denied) is not None
+
+
 def test_a_word_free_suffix_denies_the_word_before_it_only() -> None:
     menu = "The pad thai contains peanuts and cannot be made without them. The green curry is peanut-free."
     assert guard(menu, "the green curry has no peanuts") is None

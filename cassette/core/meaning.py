@@ -1381,13 +1381,21 @@ _CLAUSE_END = re.compile(rf"{_SENTENCE.pattern}|\s(?:but|however|whereas|althoug
 _STATE_CLAUSE_END = re.compile(rf"{_CLAUSE_END.pattern}|,\s+(?:and|so)\s", re.IGNORECASE)
 
 
+# Words that deny a thing only of the rest of its kind: "none of the other sensors were triggered", "no
+# further charges", "apart from that one issue, nothing critical" say it of one and deny it of the others.
+_OF_THE_REST = re.compile(
+    r"\b(?:other|others|further|more|additional|else|apart from|except|besides)\b", re.IGNORECASE
+)
+
+
 def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]]) -> str | None:
     """A veto when the answer says an expected word both ways ("covers manufacturing defects but does
     not cover accidental damage"), and every clause that says it about what ``expected`` says it
     about (the most other words of ``expected``: "accidental damage") has the other polarity. A word the
     answer denies only under a cue that governs another first ("did not touch the MX records") is said
     alike by an expected text that denies or names a lack itself ("MX records left untouched"), as in
-    `compare`."""
+    `compare`; one the expected text denies only of the rest (`_OF_THE_REST`: "no further charges") may be
+    said of one."""
     for s, want_neg in mixed:
         others = [o for o in exp.order if o != s and o not in _DESCRIBING and _find(o, act) is not None]
         # the clauses saying s about the most other expected words ("the green curry": not "contains")
@@ -1403,7 +1411,7 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
             )
         ):
             return f"negated: '{said[0][0].negated[said[0][1]]}'"
-        if want_neg and all(t not in c.negated for c, t in said):
+        if want_neg and all(t not in c.negated for c, t in said) and not _OF_THE_REST.search(exp.text):
             return f"not negated: expected '{exp.negated[s]}', answer says '{said[0][0].surface[said[0][1]]}'"
     return None
 

@@ -1562,6 +1562,33 @@ def test_a_failed_subject_is_still_there_for_a_lack_said_of_it(
     assert guard(actual, contradiction) is not None
 
 
+@pytest.mark.parametrize(
+    ("actual", "said_next", "contradiction"),
+    [
+        # what failed or refused, taken up again by "it" or "he" in a later clause, is what it is about
+        (
+            "The delivery to Harmon Medical was marked failed because the dock was closed. I rescheduled "
+            "it for Tuesday and notified the customer by email.",
+            "The customer was told about the new delivery window by email.",
+            "The delivery was completed on time.",
+        ),
+        (
+            "I sent invites to the 4 people on your list. Jonas declined because of a conflict, so I turned "
+            "on cloud recording so he can watch later.",
+            "Cloud recording was enabled so Jonas can watch afterwards.",
+            "Jonas accepted the invite.",
+        ),
+    ],
+)
+def test_a_failed_subject_taken_up_again_is_said_in_its_next_clause(
+    actual: str, said_next: str, contradiction: str
+) -> None:
+    assert guard(actual, said_next) is None
+    assert guard(actual, contradiction) is not None
+    # not taken up again ("them" may stand for others): the failure still denies it
+    assert guard(actual.replace(" it ", " them ").replace(" he ", " they "), said_next) is not None
+
+
 def test_a_noun_cue_after_a_number_is_the_noun_and_a_side_said_in_a_condition_is_none() -> None:
     answer = "The 9 vans now cover all 146 stops, and total planned distance drops to 1,085 km."
     assert guard(answer, "Total planned distance falls to 1,085 km.") is None

@@ -1321,7 +1321,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
                 (t in act.core and not (_failed_subject(t, act, exp) and (exp.negated or _says_a_lack(exp))))
                 or not (exp.negated or _says_a_lack(exp))
                 or _is_lack(t, act.surface[t])
-            ) and not _denial_said_alike(t, act, exp):
+            ) and not (_denial_said_alike(t, act, exp) or _failure_taken_up(t, act, exp)):
                 negation = f"negated: '{act.negated[t]}'"
         elif (
             not want_neg
@@ -1726,6 +1726,25 @@ def _failed_subject(t: str, act: Analysis, exp: Analysis) -> bool:
         return True
     verb = stem(last.lower())
     return verb in _DENYING and verb not in exp.surface and not _is_cue(first.lower())
+
+
+_TAKING_UP = frozenset(_words("it he she him her"))  # "the delivery failed … I rescheduled it"
+
+
+def _failure_taken_up(t: str, act: Analysis, exp: Analysis) -> bool:
+    """Whether what failed or refused (`_failed_subject`: "the delivery was marked failed", "Jonas
+    declined") is taken up again by a singular pronoun in a later clause with no negation of its own ("I
+    rescheduled it for Tuesday", "so he can watch later"): what failed is still there, and what is said
+    of it next is what an expected text may say ("told about the new delivery window"). Not "them" or
+    "they", which may stand for others ("asking them to update the card")."""
+    if not _failed_subject(t, act, exp):
+        return False
+    clauses = _clauses(act.text, _STATE_CLAUSE_END)
+    failed = next((i for i, c in enumerate(clauses) if t in c.negated), len(clauses))
+    return any(
+        _TAKING_UP.intersection(_LETTERS.findall(c.text.lower())) and not _says_no(c)
+        for c in clauses[failed + 1 :]
+    )
 
 
 def _denied_by_a_refusal(s: str, act: Analysis, exp: Analysis) -> bool:

@@ -1703,6 +1703,24 @@ def test_same_numbers_written_differently_match(actual: str, expected: str) -> N
     assert semantic_match(actual, expected)
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "vetoed"),
+    [
+        # the digits of a code count nothing: "unit 2F" says no 2 hours, "a RAV4" no 4 o'clock
+        ("Pest control comes to unit 2F; stay out for 4 hours after.", "stay out for 2 hours after", True),
+        ("I reserved a Toyota RAV4, pickup April 7 at 2:00 PM.", "pickup April 7 at 4:00 PM", True),
+        ("The M8 bolts passed; the NCR was closed on May 3.", "the NCR was closed on May 8", True),
+        # said outside the code as well, or as a code that is a value ("p95", "4m15s")
+        ("Boarding at gate B12 starts in 12 minutes.", "boarding starts in 12 minutes", False),
+        ("The p95 latency stayed at 320 ms.", "the 95th-percentile latency held at 320 ms", False),
+        ("Median build time dropped from 11m40s to 4m15s.", "build time fell to about four minutes", False),
+        ("Your apartment is 4B.", "you are in apartment 4B", False),
+    ],
+)
+def test_a_number_only_inside_a_code_is_not_said(actual: str, expected: str, vetoed: bool) -> None:
+    assert (guard(actual, expected) is not None) is vetoed
+
+
 # --- the result object and the API ------------------------------------------------------------
 
 

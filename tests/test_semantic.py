@@ -1475,6 +1475,22 @@ def test_a_duration_said_in_other_units_is_the_same_value() -> None:
     assert guard("It lasts 10 days.", "it lasts two weeks") == "expected 'two', answer has '10'"
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "vetoed"),
+    [
+        # a count of a unit is said as that count: not as a share, nor as another count of the unit
+        ("They reimburse 60% of the cost.", "it can take up to 60 days", True),
+        ("Her mail, since April 30, is forwarded for 90 days.", "her mail is forwarded for 30 days", True),
+        ("It rose from 78% to 83%.", "it rose from 78 to 83 percent", False),
+        ("It keeps 14 days of logs and 30 days of backups.", "backups are kept for 30 days", False),
+        ("The $95 day pass was refunded within 3 days.", "the day pass was refunded within 3 days", False),
+        ("Enrolled in a 6-month plan, 24 hours ago.", "enrolled 1 day ago", False),
+    ],
+)
+def test_a_count_of_a_unit_is_said_as_that_count(actual: str, expected: str, vetoed: bool) -> None:
+    assert (guard(actual, expected) is not None) is vetoed
+
+
 def test_the_subject_of_denied_or_failed_is_denied() -> None:
     assert guard("I've issued a full refund.", "the refund was denied") == (
         "not negated: expected 'refund … denied', answer says 'refund'"

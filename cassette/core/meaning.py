@@ -1303,6 +1303,13 @@ def _near(key: str, text: str, have: dict[str, str]) -> bool:
     return False
 
 
+def _counts_a_word(key: str, text: str) -> bool:
+    """Whether ``text`` says number ``key`` right before a content word, as a count of it ("60 days",
+    "3 pages"): a count, not a share."""
+    slots = _slots(text)
+    return any(slot == (_VALUE, key) and slots[n + 1][0] is _WORD for n, slot in enumerate(slots[:-1]))
+
+
 def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]:
     """Coverage of ``exp``'s content words by ``act``, the missing words as written, and any veto."""
     veto: str | None = None
@@ -1310,7 +1317,8 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
         for key, written in wanted.items():
             if (
                 (key not in have or (have is act.numbers and _only_in_codes(key, act, exp)))
-                and f"{key}%" not in have  # "from 78 to 83 percent" for "from 78% to 83%"
+                # "from 78 to 83 percent" for "from 78% to 83%"; not "60%" for "60 days"
+                and (f"{key}%" not in have or _counts_a_word(key, exp.text))
                 and key not in _same_durations(exp.text, act.text)
                 and not _both(key, act)
                 and not _near(key, exp.text, have)
@@ -1470,10 +1478,11 @@ def _old_words(text: str) -> frozenset[str]:
 # The counts people write as one word in a duration or a part ("two weeks", "2 of the 3").
 _COUNT_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 # A duration and the units it is also said in: "two weeks" is 14 days, "four years" 48 months, "an hour
-# and a half" 90 minutes, "three-quarters of an hour" 45 minutes; "a third of a day" is none.
+# and a half" 90 minutes, "three-quarters of an hour" 45 minutes; "a third of a day" is none, nor is
+# an amount of money before a unit ("the $95 day pass").
 _DURATION = re.compile(
     r"\b(?:(?P<part>half|(?:a|one|three)[ -]quarters? of) an? "
-    rf"|(?P<amount>\d+(?:\.\d+)?|(?<!of )an?|{_COUNT_WORDS})(?P<plus> and a half)?[ -])"
+    rf"|(?P<amount>(?<![$€£.,\d])\d+(?:\.\d+)?|(?<!of )an?|{_COUNT_WORDS})(?P<plus> and a half)?[ -])"
     r"(?P<unit>day|week|month|year|hour|minute|second)s?"
     r"(?P<more> and a half)?\b",
     re.IGNORECASE,
@@ -1517,10 +1526,19 @@ def _same_durations(expected: str, actual: str) -> frozenset[str]:
 _A_UNIT = re.compile(r"an? \w+", re.IGNORECASE)
 
 
+def _other_count(written: str, other: str) -> bool:
+    """Whether two durations written in digits count one unit ("30 days", "90 days"): another count of
+    it, not a size ("a 12-month plan") nor the same time in other units ("24 hours" for "1 day")."""
+    if not (written[0].isdigit() and other[0].isdigit()) or "-" in written + other:
+        return False
+    return written.split()[-1].rstrip("sS").lower() == other.split()[-1].rstrip("sS").lower()
+
+
 def _changed_duration(act: Analysis, exp: Analysis) -> str | None:
     """A veto when ``expected`` says a duration the answer does not, and the answer says its number
     with another unit ("4 months" for "about 4 weeks"), or ``expected`` says it in words and the
-    answer says another duration of its kind ("an hour and a half" for "for 37 minutes")."""
+    answer says another duration of its kind ("an hour and a half" for "for 37 minutes"), or in
+    digits and the answer another count of its unit ("90 days" for "for 30 days")."""
     if not (_might_say(exp.text, _UNITS_OF_TIME) and _might_say(act.text, _UNITS_OF_TIME)):
         return None
     said = _durations(act.text)
@@ -1530,7 +1548,7 @@ def _changed_duration(act: Analysis, exp: Analysis) -> str | None:
         # "an hour and a half", "two weeks"; not "a month", often a rate ("$30 a month")
         in_words = not written[0].isdigit() and not _A_UNIT.fullmatch(written)
         for (other_base, _), (other_number, other) in said.items():
-            if other_number == number or (in_words and other_base == base):
+            if other_number == number or (in_words and other_base == base) or _other_count(written, other):
                 return f"expected '{written}', answer has '{other}'"
     return None
 

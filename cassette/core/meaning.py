@@ -1328,7 +1328,13 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             elif key in act.old and key not in exp.old and key not in _said_from(exp.text):
                 veto = veto or f"expected '{written}', answer has it only as what changed ('{have[key]}')"
     veto = veto or _changed_code(act, exp) or _changed_titled_name(act, exp) or _not_all(act, exp)
-    veto = veto or _changed_half_of_day(act, exp) or _changed_duration(act, exp) or _swapped(act, exp)
+    veto = (
+        veto
+        or _changed_half_of_day(act, exp)
+        or _changed_clock_time(act, exp)
+        or _changed_duration(act, exp)
+        or _swapped(act, exp)
+    )
     opposite = _opposite(act, exp)
     missing: list[str] = []
     negation: str | None = None
@@ -1586,15 +1592,21 @@ def _count(word: str) -> str:
     return _NUMBER_WORDS.get(word.lower()) or _number(word)
 
 
-_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
+# A time with its half of the day: "9:30 am", "4 p.m.", "9 in the morning", "7 in the evening".
+_CLOCK = re.compile(
+    r"\b(\d{1,2})(?::(\d\d))?(?:\s?([ap])\.?m\b\.?|\s+in the (morning|afternoon|evening)\b)", re.IGNORECASE
+)
 
 
 @lru_cache(maxsize=4096)  # read for each expected text an answer is compared with
 def _clock_times(text: str) -> dict[tuple[int, int, str], str]:
-    """(hour of 12, minute, "a" or "p") of each time said with am or pm -> as written."""
+    """(hour of 12, minute, "a" or "p") of each time said with am or pm, or with the part of the day
+    ("9 in the morning" is 9 am) -> as written."""
     times: dict[tuple[int, int, str], str] = {}
-    for match in _CLOCK.finditer(text) if "m" in text.lower() else ():
-        hour, minute, half = match.groups()
+    lowered = text.lower()
+    for match in _CLOCK.finditer(text) if "m" in lowered or "evening" in lowered else ():
+        hour, minute, half, part = match.groups()
+        half = half or ("a" if part.lower() == "morning" else "p")
         times.setdefault((int(hour) % 12, int(minute or 0), half.lower()), match[0])
     return times
 
@@ -1694,6 +1706,23 @@ def _changed_half_of_day(act: Analysis, exp: Analysis) -> str | None:
         other = said.get((hour, minute, "p" if half == "a" else "a"))
         if other is not None and (hour, minute, half) not in said:
             return f"expected '{written}', answer has '{other}'"
+    return None
+
+
+def _changed_clock_time(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says a time with am or pm and the answer says times so but not that one
+    ("after 9 a.m." for "after 11 a.m.", where "Windows 11" holds the 11), nor on a clock with no half
+    ("11:00") or of 24 hours ("16:00")."""
+    said = _clock_times(act.text)
+    for (hour, minute, half), written in _clock_times(exp.text).items() if said else ():
+        if (hour, minute, half) in said or (hour, minute, "p" if half == "a" else "a") in said:
+            continue  # the same time, or the other half of the day (`_changed_half_of_day`)
+        hours = hour + (12 if half == "p" else 0)
+        if any(
+            re.search(rf"(?<![\d:]){h}:{minute:02d}\b", act.text) for h in {hour or 12, hours, f"{hours:02d}"}
+        ):
+            continue  # said on the clock with no half ("the 11:00 sailing") or on the 24-hour clock
+        return f"expected '{written}', answer has '{next(iter(said.values()))}'"
     return None
 
 

@@ -975,6 +975,35 @@ def test_refusals_times_and_failures_said_alike_pass_the_guard(actual: str, expe
     assert changed_role(actual, expected) is None
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (  # "tests" said both ways; "3 failed" is the failure of three of them
+            "I ran the full test suite: 1,284 tests passed, 3 failed, and 12 were skipped. "
+            "I didn't modify any tests.",
+            "three tests failed",
+            None,
+        ),
+        (
+            "I added a guard that skips tracking with a warning when the key is missing. "
+            "I haven't touched tracking otherwise.",
+            "tracking is skipped when the key is absent",
+            None,
+        ),
+        (  # the clause about the key says tracking, and no skipping
+            "I added a guard that logs tracking with a warning when the key is missing. "
+            "I haven't touched tracking otherwise.",
+            "tracking is skipped when the key is absent",
+            "not negated: expected 'tracking … skipped', answer says 'tracking'",
+        ),
+    ],
+)
+def test_a_failure_said_alike_in_a_clause_is_said_when_the_answer_says_the_word_both_ways(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
 def test_an_event_said_only_in_a_condition_has_not_happened() -> None:
     answer = "Your claim is on hold until we receive the police report."
     assert guard(answer, "we received the police report") == (

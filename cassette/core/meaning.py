@@ -1431,7 +1431,8 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
     answer denies only under a cue that governs another first ("did not touch the MX records") is said
     alike by an expected text that denies or names a lack itself ("MX records left untouched"), as in
     `compare`; one the expected text denies only of the rest (`_OF_THE_REST`: "no further charges") may be
-    said of one."""
+    said of one; and a clause that says the expected verb of failure of an elided subject ("1,284 tests
+    passed, 3 failed" for "three tests failed") says the denial, as `_denied_alike` reads it there."""
     for s, want_neg in mixed:
         others = [o for o in exp.order if o != s and o not in _DESCRIBING and _find(o, act) is not None]
         # the clauses saying s about the most other expected words ("the green curry": not "contains")
@@ -1447,7 +1448,8 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
             )
         ):
             return f"negated: '{said[0][0].negated[said[0][1]]}'"
-        if want_neg and all(t not in c.negated for c, t in said) and not _OF_THE_REST.search(exp.text):
+        denied = all(t not in c.negated and not _denied_alike(s, c, exp) for c, t in said)
+        if want_neg and denied and not _OF_THE_REST.search(exp.text):
             return f"not negated: expected '{exp.negated[s]}', answer says '{said[0][0].surface[said[0][1]]}'"
     return None
 

@@ -766,6 +766,40 @@ def test_a_word_denied_of_the_rest_may_be_said_of_one(
     assert guard(never_denied, rest_denied) is not None
 
 
+_KITCHEN = (
+    "I checked with the kitchen: the pad thai contains peanuts and is cooked in a shared wok, so it isn't "
+    "safe for a peanut allergy. The green curry has no peanuts."
+)
+_HAUL_AWAY = "It passed, but the old unit wasn't hauled away because the haul-away fee wasn't in the order."
+_VOIDED = (
+    "I called Cigna about the duplicate charge on your March 12 lab work: the claim had been processed twice "
+    "by mistake, and they've voided the second one (claim 7781-B), so the $148 you were billed a second time "
+    "is no longer owed."
+)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (
+            _KITCHEN,
+            "There are no peanuts in the pad thai.",
+            "not negated: expected 'no peanuts', answer says 'peanuts'",
+        ),
+        (_KITCHEN, "The green curry has no peanuts.", None),
+        (_KITCHEN, "the pad thai has peanuts", None),
+        (_HAUL_AWAY, "The old unit was hauled away.", "negated: 'wasn't hauled'"),
+        (_HAUL_AWAY, "The old unit is still there.", None),
+        # "second" is not what the expected negation is about (the paying is): the clause decides whole
+        (_VOIDED, "The user doesn't have to pay the second $148 charge.", None),
+    ],
+)
+def test_a_reason_or_result_in_a_clause_says_its_own_polarity(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
 def test_a_word_free_suffix_denies_the_word_before_it_only() -> None:
     menu = "The pad thai contains peanuts and cannot be made without them. The green curry is peanut-free."
     assert guard(menu, "the green curry has no peanuts") is None

@@ -1424,6 +1424,21 @@ _OF_THE_REST = re.compile(
 )
 
 
+# Where a reason or a result opens a part of a clause: "contains peanuts …, so it isn't safe for a
+# peanut allergy", "wasn't hauled away because the haul-away fee wasn't in the order".
+_CAUSE_END = re.compile(rf"{_CLAUSE_END.pattern}|,\s+so\s|\s(?:because|since)\s", re.IGNORECASE)
+
+
+def _narrowed(clause: Analysis, t: str, s: str, others: list[str]) -> list[tuple[Analysis, str]]:
+    """The parts of a clause that says ``t`` both ways, split where a reason or a result opens, that
+    say it about the most of ``others`` ("the pad thai contains peanuts", not "so it isn't safe for a
+    peanut allergy"): a reason or a result says its own words' polarity. The clause, if it has no parts."""
+    if not (t in clause.positive and t in clause.negated):
+        return [(clause, t)]
+    parts = [(p, u) for p in _clauses_about(clause, others, _CAUSE_END) if (u := _find(s, p)) is not None]
+    return parts or [(clause, t)]
+
+
 def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]]) -> str | None:
     """A veto when the answer says an expected word both ways ("covers manufacturing defects but does
     not cover accidental damage"), and every clause that says it about what ``expected`` says it
@@ -1432,11 +1447,15 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
     alike by an expected text that denies or names a lack itself ("MX records left untouched"), as in
     `compare`; one the expected text denies only of the rest (`_OF_THE_REST`: "no further charges") may be
     said of one; and a clause that says the expected verb of failure of an elided subject ("1,284 tests
-    passed, 3 failed" for "three tests failed") says the denial, as `_denied_alike` reads it there."""
+    passed, 3 failed" for "three tests failed") says the denial, as `_denied_alike` reads it there. A
+    clause that says it both ways says it as its part about those words does (`_narrowed`), when the
+    word is what ``expected`` says or denies first ("there are no peanuts in the pad thai")."""
     for s, want_neg in mixed:
         others = [o for o in exp.order if o != s and o not in _DESCRIBING and _find(o, act) is not None]
         # the clauses saying s about the most other expected words ("the green curry": not "contains")
         said = [(c, t) for c in _clauses_about(act, others) if (t := _find(s, c)) is not None]
+        if not want_neg or s in exp.core:  # "doesn't have to pay the second charge" is about the paying
+            said = [(part, u) for c, t in said for part, u in _narrowed(c, t, s, others)]
         if not said:
             continue
         if (
@@ -1448,8 +1467,8 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
             )
         ):
             return f"negated: '{said[0][0].negated[said[0][1]]}'"
-        denied = all(t not in c.negated and not _denied_alike(s, c, exp) for c, t in said)
-        if want_neg and denied and not _OF_THE_REST.search(exp.text):
+        none_denies = all(t not in c.negated and not _denied_alike(s, c, exp) for c, t in said)
+        if want_neg and none_denies and not _OF_THE_REST.search(exp.text):
             return f"not negated: expected '{exp.negated[s]}', answer says '{said[0][0].surface[said[0][1]]}'"
     return None
 

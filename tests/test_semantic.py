@@ -800,6 +800,27 @@ def test_a_reason_or_result_in_a_clause_says_its_own_polarity(
     assert guard(actual, expected) == reason
 
 
+_RENTAL = "Your pickup is confirmed for Saturday. Unlimited mileage is included, but the insurance is not."
+_PAYROLL = (
+    "Omar Reyes's overtime is included, but Jenna Park's isn't because her timesheet was still unapproved."
+)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (_RENTAL, "insurance is included", "negated: 'insurance … not'"),
+        (_RENTAL, "Insurance costs extra.", None),  # another predicate: the left-out one is not said
+        (_PAYROLL, "Jenna Park's overtime was included in this payroll.", "negated: 'Jenna … isn't'"),
+        (_PAYROLL, "Jenna's overtime deferred", None),
+    ],
+)
+def test_a_denial_with_its_predicate_left_out_denies_that_predicate(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
 def test_a_word_free_suffix_denies_the_word_before_it_only() -> None:
     menu = "The pad thai contains peanuts and cannot be made without them. The green curry is peanut-free."
     assert guard(menu, "the green curry has no peanuts") is None

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, pairwise
 from pathlib import Path
 
 # A vetoed score keeps its rank among vetoed pairs but stays below any sensible threshold.
@@ -1439,6 +1439,35 @@ def _narrowed(clause: Analysis, t: str, s: str, others: list[str]) -> list[tuple
     return parts or [(clause, t)]
 
 
+# A negation whose predicate is left out, said of the clause before it: "unlimited mileage is included,
+# but the insurance is not", "Omar's overtime is included, but Jenna's isn't because …".
+_BARE_DENIAL = re.compile(
+    r"\b(?:(?:is|are|was|were|will|does|do|did|has|have|can) not"
+    r"|(?:is|are|was|were|wo|does|do|did|has|have|ca)n't)"
+    r"\s*(?:[.;,!]|$|(?:because|since|yet)\b)",
+    re.IGNORECASE,
+)
+
+
+def _elided_denial(act: Analysis, exp: Analysis, s: str) -> str | None:
+    """A veto when the clause that says ``s`` denies it with its predicate left out, and the clause
+    before it ends in that predicate, a word of ``expected`` ("insurance is included" for "unlimited
+    mileage is included, but the insurance is not"; not "Jenna's overtime deferred")."""
+    if not _might_say(act.text, ("not", "n't")):
+        return None
+    clauses = _clauses(act.text, _CLAUSE_END)
+    for before, clause in pairwise(clauses):
+        t = _find(s, clause)
+        if (
+            t in clause.negated
+            and before.order
+            and _find(before.order[-1], exp) is not None
+            and _says(clause.text, _BARE_DENIAL)
+        ):
+            return f"negated: '{clause.negated[t]}'"
+    return None
+
+
 def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]]) -> str | None:
     """A veto when the answer says an expected word both ways ("covers manufacturing defects but does
     not cover accidental damage"), and every clause that says it about what ``expected`` says it
@@ -1449,13 +1478,16 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
     said of one; and a clause that says the expected verb of failure of an elided subject ("1,284 tests
     passed, 3 failed" for "three tests failed") says the denial, as `_denied_alike` reads it there. A
     clause that says it both ways says it as its part about those words does (`_narrowed`), when the
-    word is what ``expected`` says or denies first ("there are no peanuts in the pad thai")."""
+    word is what ``expected`` says or denies first ("there are no peanuts in the pad thai"). A word
+    said with its predicate left out ("but the insurance is not") is denied (`_elided_denial`)."""
     for s, want_neg in mixed:
         others = [o for o in exp.order if o != s and o not in _DESCRIBING and _find(o, act) is not None]
         # the clauses saying s about the most other expected words ("the green curry": not "contains")
         said = [(c, t) for c in _clauses_about(act, others) if (t := _find(s, c)) is not None]
         if not want_neg or s in exp.core:  # "doesn't have to pay the second charge" is about the paying
             said = [(part, u) for c, t in said for part, u in _narrowed(c, t, s, others)]
+        if not want_neg and all(t in c.negated for c, t in said) and (elided := _elided_denial(act, exp, s)):
+            return elided  # "but the insurance is not": denied, whatever the clause's subject rule says
         if not said:
             continue
         if (

@@ -1312,29 +1312,7 @@ def _counts_a_word(key: str, text: str) -> bool:
 
 def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]:
     """Coverage of ``exp``'s content words by ``act``, the missing words as written, and any veto."""
-    veto: str | None = None
-    for wanted, have in ((exp.numbers, act.numbers), (exp.names, act.names)):
-        for key, written in wanted.items():
-            if (
-                (key not in have or (have is act.numbers and _only_in_codes(key, act, exp)))
-                # "from 78 to 83 percent" for "from 78% to 83%"; not "60%" for "60 days"
-                and (f"{key}%" not in have or _counts_a_word(key, exp.text))
-                and key not in _same_durations(exp.text, act.text)
-                and not _both(key, act)
-                and not _near(key, exp.text, have)
-            ):
-                found = ", ".join(f"'{w}'" for w in have.values()) or "none"
-                veto = veto or f"expected '{written}', answer has {found}"
-            elif key in act.old and key not in exp.old and key not in _said_from(exp.text):
-                veto = veto or f"expected '{written}', answer has it only as what changed ('{have[key]}')"
-    veto = veto or _changed_code(act, exp) or _changed_titled_name(act, exp) or _not_all(act, exp)
-    veto = (
-        veto
-        or _changed_half_of_day(act, exp)
-        or _changed_clock_time(act, exp)
-        or _changed_duration(act, exp)
-        or _swapped(act, exp)
-    )
+    veto = _value_vetoes(act, exp)
     opposite = _opposite(act, exp)
     missing: list[str] = []
     negation: str | None = None
@@ -1397,6 +1375,34 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
         return value, missing, veto or negation or opposite
     mixed_veto = _mixed_polarity(act, exp, mixed) if mixed else None
     return value, missing, mixed_veto or _antonym(act, exp) or _yet(act, exp) or _clause_vetoes(act, exp)
+
+
+def _value_vetoes(act: Analysis, exp: Analysis) -> str | None:
+    """The first veto of `compare` on values: an expected number or name the answer lacks or says only
+    as what changed, then a changed code, name, half of day, clock time or duration, or two things swapped."""
+    veto: str | None = None
+    for wanted, have in ((exp.numbers, act.numbers), (exp.names, act.names)):
+        for key, written in wanted.items():
+            if (
+                (key not in have or (have is act.numbers and _only_in_codes(key, act, exp)))
+                # "from 78 to 83 percent" for "from 78% to 83%"; not "60%" for "60 days"
+                and (f"{key}%" not in have or _counts_a_word(key, exp.text))
+                and key not in _same_durations(exp.text, act.text)
+                and not _both(key, act)
+                and not _near(key, exp.text, have)
+            ):
+                found = ", ".join(f"'{w}'" for w in have.values()) or "none"
+                veto = veto or f"expected '{written}', answer has {found}"
+            elif key in act.old and key not in exp.old and key not in _said_from(exp.text):
+                veto = veto or f"expected '{written}', answer has it only as what changed ('{have[key]}')"
+    veto = veto or _changed_code(act, exp) or _changed_titled_name(act, exp) or _not_all(act, exp)
+    return (
+        veto
+        or _changed_half_of_day(act, exp)
+        or _changed_clock_time(act, exp)
+        or _changed_duration(act, exp)
+        or _swapped(act, exp)
+    )
 
 
 def _clause_vetoes(act: Analysis, exp: Analysis) -> str | None:
@@ -1499,8 +1505,11 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
             )
         ):
             return f"negated: '{said[0][0].negated[said[0][1]]}'"
-        none_denies = all(t not in c.negated and not _denied_alike(s, c, exp) for c, t in said)
-        if want_neg and none_denies and not _OF_THE_REST.search(exp.text):
+        if (
+            want_neg
+            and not _OF_THE_REST.search(exp.text)
+            and all(t not in c.negated and not _denied_alike(s, c, exp) for c, t in said)
+        ):
             return f"not negated: expected '{exp.negated[s]}', answer says '{said[0][0].surface[said[0][1]]}'"
     return None
 

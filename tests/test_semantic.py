@@ -714,6 +714,38 @@ def test_an_answer_saying_both_ends_of_an_antonym_pair_says_the_expected_end(
     assert guard(actual, expected) == reason
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
+        (  # "more" and "less" are the comparatives of every amount
+            "I found the Nimbus 3, which is in stock and costs $15 more.",
+            "The Nimbus 3 is cheaper.",
+            "opposite: expected 'cheaper', answer says 'more'",
+        ),
+        (
+            "That's $220 a year less than your current policy.",
+            "The quote costs more than your current policy.",
+            "opposite: expected 'more', answer says 'less'",
+        ),
+        # the same way in another word
+        (
+            "The quote is $220 a year less than your current policy.",
+            "The quote is cheaper than your current policy.",
+            None,
+        ),
+        (  # the other way said of something else, in a sentence sharing fewer expected words
+            "Starter churn was 6.8%, against 2.1% for Pro. Annual-plan customers churned far less.",
+            "Starter customers churned at a higher rate than Pro customers.",
+            None,
+        ),
+        # a "more" that compares nothing
+        ("The Nimbus 3 costs no more than the Nimbus 2.", "The Nimbus 3 is cheaper than the Nimbus 2.", None),
+    ],
+)
+def test_an_answer_comparing_the_other_way_is_vetoed(actual: str, expected: str, reason: str | None) -> None:
+    assert guard(actual, expected) == reason
+
+
 def test_the_antonym_table_leaves_out_converses_and_words_of_many_senses() -> None:
     table = antonyms()
     assert "larg" in table["small"] and "senior" in table["junior"]

@@ -2371,6 +2371,44 @@ def _antonym(act: Analysis, exp: Analysis) -> str | None:
             if _says_both_ends(t, act):
                 continue  # "lists the wrong code … sent the corrected invoice" says "incorrect" too
             return f"opposite: expected '{exp.surface[s]}', answer says '{act.surface[t]}'"
+    return _other_comparative(act, exp)
+
+
+# Comparatives of an amount by the way they go, as written: "more" and "less" are stopwords no
+# antonym pair reads, and "lower" is the table's verb ("lower the price" / "raise"), not "higher"'s end.
+_GREATER = frozenset(_words("more higher larger bigger greater longer costlier pricier"))
+_LESSER = frozenset(_words("less fewer lower smaller shorter cheaper"))
+_COMPARATIVE = re.compile(rf"\b(?:{'|'.join(sorted(_GREATER | _LESSER))})\b", re.IGNORECASE)
+_NOT_MORE = re.compile(r"\b(?:no|not|any|once|learn|read)\s+$", re.IGNORECASE)  # "no more than", "learn more"
+
+
+def _comparatives(text: str) -> set[str]:
+    """The comparatives of an amount ``text`` says ("costs $15 more" -> "more"), lowercased, less the
+    ones that compare nothing ("no more than", "learn more")."""
+    return {
+        found[0].lower()
+        for found in _COMPARATIVE.finditer(text)
+        if not _NOT_MORE.search(text[: found.start()])
+    }
+
+
+def _other_comparative(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when the expected text compares one way ("the Nimbus 3 is $15 cheaper") and the answer
+    only the other ("costs $15 more"), in the sentences that share the most words of ``expected``:
+    the way an amount goes is said in comparatives of many words, "more" and "less" the commonest,
+    and one said of something else ("annual plans churned less") says nothing."""
+    said = _comparatives(exp.text)
+    if not said or (said & _GREATER and said & _LESSER):
+        return None
+    other = _LESSER if said & _GREATER else _GREATER
+    answered = _comparatives(act.text)
+    if not answered or not answered <= other:  # "less … and more": the answer says both ways
+        return None
+    words = [o for o in exp.order if o not in said]
+    for sentence in _clauses_about(act, words, _SENTENCE) if words else _clauses(act.text, _SENTENCE):
+        found = _comparatives(sentence.text) & other
+        if found:
+            return f"opposite: expected '{min(said)}', answer says '{min(found)}'"
     return None
 
 

@@ -717,6 +717,45 @@ def test_an_answer_saying_both_ends_of_an_antonym_pair_says_the_expected_end(
 @pytest.mark.parametrize(
     ("actual", "expected", "reason"),
     [
+        (  # both ends said, of different things: the clause about the expected thing says the other
+            "Your weakest domain was cost optimization, whereas security was your strongest.",
+            "Cost optimization was your strongest domain.",
+            "opposite: expected 'strongest', answer says 'weakest'",
+        ),
+        (
+            "I checked the new overtime formula and it is correct. The original overtime formula was wrong.",
+            "The original overtime formula was correct.",
+            "opposite: expected 'correct', answer says 'wrong'",
+        ),
+        # ... and the expected end, said of the expected thing
+        (
+            "Your weakest domain was security, whereas cost optimization was your strongest.",
+            "Cost optimization was your strongest domain.",
+            None,
+        ),
+        # an expected text naming a lack: the other end is what was there
+        (
+            "The job failed because the trust policy only listed the old account. I added the new account.",
+            "The trust policy was missing the new account.",
+            None,
+        ),
+        # a date says when, not what: "June" does not make "starting June 10" the clause about it
+        (
+            "I assigned the trainings to the new associates starting June 10; each must finish by June 24.",
+            "The trainings must be finished by June 24.",
+            None,
+        ),
+    ],
+)
+def test_an_antonym_said_of_the_expected_thing_is_vetoed_beside_the_expected_word(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
         (  # "more" and "less" are the comparatives of every amount
             "I found the Nimbus 3, which is in stock and costs $15 more.",
             "The Nimbus 3 is cheaper.",

@@ -2359,7 +2359,11 @@ def _antonym(act: Analysis, exp: Analysis) -> str | None:
     table = antonyms()
     for s in exp.order:
         base = _degree_base(s) if s in exp.positive and s not in exp.negated else None
-        if base is None or _find(s, act) is not None:
+        if base is None:
+            continue
+        if _find(s, act) is not None:
+            if (t := _antonym_in_its_clauses(s, act, exp)) is not None:
+                return f"opposite: expected '{exp.surface[s]}', answer says '{t}'"
             continue
         if any(key in act.sides for key in _SIDE_OF.get(exp.surface[s].lower(), ())):
             continue  # the answer says it in another word of its side: "turned off" for "disabled"
@@ -2410,6 +2414,36 @@ def _other_comparative(act: Analysis, exp: Analysis) -> str | None:
         if found:
             return f"opposite: expected '{min(said)}', answer says '{min(found)}'"
     return None
+
+
+def _antonym_in_its_clauses(s: str, act: Analysis, exp: Analysis) -> str | None:
+    """The antonym of ``s`` (an expected word the answer says too) as written, when every clause of the
+    answer about the most other words of ``expected`` says it and not ``s`` ("the citation is
+    already paid … your meter ticket is still unpaid" for "the meter ticket has been paid"): the
+    answer says both ends, of different things, and the expected thing's is the other."""
+    table = antonyms()
+    base = _degree_base(s)
+    if base is None or not any(t in act.positive and _degree_base(t) in table[base] for t in act.order):
+        return None  # the commonest case, read first: the answer says no antonym of it
+    others = [
+        o
+        for o in exp.order
+        if o != s
+        and not {o, exp.surface[o].lower()} & (exp.numbers.keys() | exp.names.keys())
+        and _find(o, act) is not None
+    ]  # the words of what it is about, not of when: "finished by June 24" is not about June
+    if not others or _says_a_lack(exp):
+        return None  # "the policy was missing the new account": the other end is what it had
+    about = _clauses_about_most(act, others, _CLAUSE_END)
+    said = [
+        c.surface[t]
+        for c in about
+        for t in c.order
+        if t in c.positive and t not in c.negated and _degree_base(t) in table[base] and _find(t, exp) is None
+    ]
+    if not said or len(said) < len(about) or any(_find(s, c) is not None for c in about):
+        return None
+    return said[0]
 
 
 def _says_both_ends(t: str, act: Analysis) -> bool:

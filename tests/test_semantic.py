@@ -668,6 +668,16 @@ def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: s
             "The purchase was outside the 30-day refund window.",
             "opposite: expected 'outside', answer says 'within'",
         ),
+        (  # an adverb in "-ically" is its adjective's: "automatically" (stem "automatical") is "automatic"
+            "Your membership will automatically resume on August 1.",
+            "You will have to resume the membership manually.",
+            "opposite: expected 'manually', answer says 'automatically'",
+        ),
+        (
+            "You will pay the bill manually each month.",
+            "The bill is paid automatically.",
+            "opposite: expected 'automatically', answer says 'manually'",
+        ),
     ],
 )
 def test_an_answer_saying_the_antonym_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -683,6 +693,8 @@ def test_an_answer_saying_the_antonym_is_vetoed(actual: str, expected: str, reas
         ("Your room is on the third floor. Large groups should book ahead.", "a small room"),
         # the antonym negated says the expected state
         ("The room is not large.", "a small room"),
+        # the same adverb: "automatically" is read as "automatic" on both sides
+        ("Your membership will automatically resume on August 1.", "The membership resumes automatically."),
         # converses say one event from either side
         ("We will give you a refund.", "you take a refund"),
         # a word of many senses ("back": front, ahead, advance) is not guarded

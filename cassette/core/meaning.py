@@ -2339,10 +2339,14 @@ def antonyms() -> dict[str, frozenset[str]]:
 @lru_cache(maxsize=65536)
 def _degree_base(word: str) -> str | None:
     """The stem the antonym table knows ``word`` by: itself, or the adjective a comparative or
-    superlative is made from ("larger" -> "larg", "bigger" -> "big", "earliest" -> "early")."""
+    superlative is made from ("larger" -> "larg", "bigger" -> "big", "earliest" -> "early"), or the
+    adjective in "-ic" an adverb in "-ically" is made from ("automatically", stem "automatical" ->
+    "automatic")."""
     table = antonyms()
     if word in table:
         return word
+    if word.endswith("ical") and word[:-2] in table:
+        return word[:-2]
     for suffix in ("er", "est"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             base = word[: -len(suffix)]

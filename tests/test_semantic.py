@@ -668,6 +668,11 @@ def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: s
             "The purchase was outside the 30-day refund window.",
             "opposite: expected 'outside', answer says 'within'",
         ),
+        (  # "same" is a stopword, but the end of "different" no content word says
+            "The delivery moved to Thursday. The matching chairs will arrive on the same truck.",
+            "The matching chairs will come on a different truck.",
+            "opposite: expected 'different', answer says 'same'",
+        ),
         (  # an adverb in "-ically" is its adjective's: "automatically" (stem "automatical") is "automatic"
             "Your membership will automatically resume on August 1.",
             "You will have to resume the membership manually.",
@@ -693,6 +698,15 @@ def test_an_answer_saying_the_antonym_is_vetoed(actual: str, expected: str, reas
         ("Your room is on the third floor. Large groups should book ahead.", "a small room"),
         # the antonym negated says the expected state
         ("The room is not large.", "a small room"),
+        # "not the same" says "different"; a "same" in a sentence about something else says nothing
+        (
+            "The hearing moved to courtroom 4B, which is not the same courtroom.",
+            "The hearing is in a different courtroom.",
+        ),
+        (
+            "I moved your dentist appointment. The same day I renewed your licence.",
+            "It moved to a different clinic.",
+        ),
         # the same adverb: "automatically" is read as "automatic" on both sides
         ("Your membership will automatically resume on August 1.", "The membership resumes automatically."),
         # converses say one event from either side

@@ -2379,7 +2379,27 @@ def _antonym(act: Analysis, exp: Analysis) -> str | None:
             if _says_both_ends(t, act):
                 continue  # "lists the wrong code … sent the corrected invoice" says "incorrect" too
             return f"opposite: expected '{exp.surface[s]}', answer says '{act.surface[t]}'"
+        if (said := _unread_antonym(table[base], [o for o in exp.order if o != s], act)) is not None:
+            return f"opposite: expected '{exp.surface[s]}', answer says '{said}'"
     return _other_comparative(act, exp)
+
+
+# The stopword that is the one end of an antonym pair ("different" / "same"), which the analysis
+# drops: "on the same truck" for "on a different truck" (not "not the same", which says "different").
+_UNREAD_ANTONYM = re.compile(r"(?<!not the )(?<!n't the )\bsame\b", re.IGNORECASE)
+_SAME = stem("same")
+
+
+def _unread_antonym(antonyms_of: frozenset[str], others: list[str], act: Analysis) -> str | None:
+    """The stopword of `_UNREAD_ANTONYM`, as written, when it is among ``antonyms_of`` (stems) and the
+    answer says it in a sentence with one of ``others`` (stems), if any are given."""
+    if _SAME not in antonyms_of:
+        return None
+    for said in _clauses(act.text, _SENTENCE):
+        found = _UNREAD_ANTONYM.search(said.text)
+        if found and (not others or any(_find(o, said) is not None for o in others)):
+            return found[0]
+    return None
 
 
 # Comparatives of an amount by the way they go, as written: "more" and "less" are stopwords no

@@ -792,6 +792,17 @@ def test_an_antonym_said_of_the_expected_thing_is_vetoed_beside_the_expected_wor
             "The quote costs more than your current policy.",
             "opposite: expected 'more', answer says 'less'",
         ),
+        (  # a verb of change says the way too
+            "I restarted the replication process, and lag has dropped back under 2 seconds.",
+            "Replication lag has grown since the restart.",
+            "opposite: expected 'grown', answer says 'back under'",
+        ),
+        # ... unless the answer says both ways ("jumped to 7% … back under 0.5%")
+        (
+            "Error rates jumped to 7% after the deploy. Error rates are back under 0.5%.",
+            "Errors have fallen.",
+            None,
+        ),
         # the same way in another word
         (
             "The quote is $220 a year less than your current policy.",

@@ -2403,10 +2403,16 @@ def _unread_antonym(antonyms_of: frozenset[str], others: list[str], act: Analysi
 
 
 # Comparatives of an amount by the way they go, as written: "more" and "less" are stopwords no
-# antonym pair reads, and "lower" is the table's verb ("lower the price" / "raise"), not "higher"'s end.
+# antonym pair reads, and "lower" is the table's verb ("lower the price" / "raise"), not "higher"'s end;
+# and the verbs of an amount changing ("lag has grown" / "dropped back under 2 seconds"), whose
+# ends the table leaves out for their other senses ("rise" / "set", "fall" / "spring").
 _GREATER = frozenset(_words("more higher larger bigger greater longer costlier pricier"))
 _LESSER = frozenset(_words("less fewer lower smaller shorter cheaper"))
-_COMPARATIVE = re.compile(rf"\b(?:{'|'.join(sorted(_GREATER | _LESSER))})\b", re.IGNORECASE)
+_GREATER |= frozenset(_words("rose risen grew grown climbed climbing jumped"))
+_LESSER |= frozenset(_words("fell fallen dropped declined shrank back_under back_below"))  # "back under 2 s"
+_COMPARATIVE = re.compile(
+    rf"\b(?:{'|'.join(sorted(w.replace('_', ' ') for w in _GREATER | _LESSER))})\b", re.IGNORECASE
+)
 _NOT_MORE = re.compile(r"\b(?:no|not|any|once|learn|read)\s+$", re.IGNORECASE)  # "no more than", "learn more"
 
 
@@ -2414,7 +2420,7 @@ def _comparatives(text: str) -> set[str]:
     """The comparatives of an amount ``text`` says ("costs $15 more" -> "more"), lowercased, less the
     ones that compare nothing ("no more than", "learn more")."""
     return {
-        found[0].lower()
+        found[0].lower().replace(" ", "_")
         for found in _COMPARATIVE.finditer(text)
         if not _NOT_MORE.search(text[: found.start()])
     }
@@ -2436,7 +2442,7 @@ def _other_comparative(act: Analysis, exp: Analysis) -> str | None:
     for sentence in _clauses_about(act, words, _SENTENCE) if words else _clauses(act.text, _SENTENCE):
         found = _comparatives(sentence.text) & other
         if found:
-            return f"opposite: expected '{min(said)}', answer says '{min(found)}'"
+            return f"opposite: expected '{min(said)}', answer says '{min(found).replace('_', ' ')}'"
     return None
 
 

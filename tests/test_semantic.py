@@ -965,6 +965,36 @@ def test_no_need_to_denies_what_is_needed() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("answer", "denied", "veto", "said"),
+    [
+        (
+            "I quarantined the test after it failed 9 of the last 50 runs with a race in the mock server.",
+            "the flakiness was not caused by a race condition",
+            "not negated: expected 'not … race', answer says 'race'",
+            "the test failed because of a race",
+        ),
+        (
+            "I kept the hourly ad_spend DAG unchanged because the dashboard depends on it.",
+            "the dashboard does not rely on the ad_spend DAG",
+            "not negated: expected 'not … ad', answer says 'ad'",
+            "the ad_spend DAG was kept hourly",
+        ),
+    ],
+)
+def test_a_denied_link_denies_what_it_links_to(answer: str, denied: str, veto: str, said: str) -> None:
+    assert guard(answer, denied) == veto
+    assert guard(answer, said) is None
+    # an answer that denies the link in other words still passes
+    assert (
+        guard(
+            "The dashboard no longer uses the ad_spend DAG.",
+            "the dashboard does not rely on the ad_spend DAG",
+        )
+        is None
+    )
+
+
 def test_both_sides_said_the_clause_about_the_expected_thing_decides() -> None:
     answer = "Roaming is on. Data in the EU is free, but calls to the US cost $0.25 per minute."
     assert guard(answer, "calls to the US are free") == "opposite: expected 'free', answer says 'cost' of it"

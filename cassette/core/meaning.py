@@ -1515,10 +1515,16 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
 
 
 # Words whose negation is about the next word it governs: "no need to arrive early" says "do not
-# arrive early", as "you will not need to choose a password" says "you will not choose one".
+# arrive early", as "you will not need to choose a password" says "you will not choose one"; and a
+# verb of a link between two things, denied, denies the thing it links to, for an answer that names
+# that thing as linked in other words ("the flakiness was not caused by a race condition" for "it
+# failed 9 of the last 50 runs with a race in the mock server").
 _PASSING_ON = frozenset(
     stem(w)
-    for w in _words("need needs needed require requires required necessary able include includes included")
+    for w in _words(
+        "need needs needed require requires required necessary able include includes included"
+        " caused related rely relies depend depends affect affects contribute"
+    )
 )
 
 

@@ -995,6 +995,35 @@ def test_a_denied_link_denies_what_it_links_to(answer: str, denied: str, veto: s
     )
 
 
+@pytest.mark.parametrize(
+    ("answer", "denied", "veto", "said"),
+    [
+        (
+            "Your train was cancelled. You're entitled to a Delay Repay claim as you'll arrive late.",
+            "you aren't eligible for Delay Repay",
+            "not negated: expected 'aren't … Delay', answer says 'Delay'",
+            "you can claim Delay Repay",
+        ),
+        (
+            "Your refinance was declined, but you're welcome to reapply after 90 days.",
+            "you are not allowed to reapply",
+            "not negated: expected 'not … reapply', answer says 'reapply'",
+            "you can reapply after 90 days",
+        ),
+    ],
+)
+def test_a_denied_permission_denies_what_it_permits(answer: str, denied: str, veto: str, said: str) -> None:
+    assert guard(answer, denied) == veto
+    assert guard(answer, said) is None
+    # an answer that denies it in other words still passes
+    assert (
+        guard(
+            "Your refinance was declined and you can't reapply this year.", "you are not allowed to reapply"
+        )
+        is None
+    )
+
+
 def test_both_sides_said_the_clause_about_the_expected_thing_decides() -> None:
     answer = "Roaming is on. Data in the EU is free, but calls to the US cost $0.25 per minute."
     assert guard(answer, "calls to the US are free") == "opposite: expected 'free', answer says 'cost' of it"

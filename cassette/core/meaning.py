@@ -1518,12 +1518,13 @@ def _mixed_polarity(act: Analysis, exp: Analysis, mixed: list[tuple[str, bool]])
 # arrive early", as "you will not need to choose a password" says "you will not choose one"; and a
 # verb of a link between two things, denied, denies the thing it links to, for an answer that names
 # that thing as linked in other words ("the flakiness was not caused by a race condition" for "it
-# failed 9 of the last 50 runs with a race in the mock server").
+# failed 9 of the last 50 runs with a race in the mock server"); and a word of permission denies what
+# it permits ("you aren't eligible for Delay Repay" for "you're entitled to a Delay Repay claim").
 _PASSING_ON = frozenset(
     stem(w)
     for w in _words(
         "need needs needed require requires required necessary able include includes included"
-        " caused related rely relies depend depends affect affects contribute"
+        " caused related rely relies depend depends affect affects contribute eligible allowed permitted"
     )
 )
 

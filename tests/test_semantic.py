@@ -1543,6 +1543,24 @@ def test_an_amount_of_change_is_no_value_of_the_word(actual: str, expected: str,
     assert (changed_role(actual, expected) is not None) is vetoed
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "vetoed"),
+    [
+        ("It used 1 credit, leaving you 4 for this month.", "The user has 4 credits left this month.", False),
+        ("It used 1 of your 8 class credits, so you have 5 left.", "Five class credits remain.", False),
+        # a count not said as what is left, or an expected text not about what is left
+        (
+            "It used 1 credit, and 4 are booked for next week.",
+            "The user has 4 credits left this month.",
+            True,
+        ),
+        ("It used 1 credit, leaving you 4 for this month.", "The user used 4 credits.", True),
+    ],
+)
+def test_a_count_said_as_what_is_left_is_the_count_left(actual: str, expected: str, vetoed: bool) -> None:
+    assert (changed_role(actual, expected) is not None) is vetoed
+
+
 def test_a_count_with_its_noun_left_out_is_part_of_the_total_the_noun_carries() -> None:
     answer = "I processed the 18 returned units: 15 passed inspection, and 3 had cracked housings."
     assert changed_role(answer, "Three units were damaged.") is None

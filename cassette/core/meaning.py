@@ -2814,6 +2814,27 @@ def _part_of_a_total(act: tuple[tuple[str, str], ...], key: str, others: list[li
     return elided and any(total > part for total in totals)
 
 
+def _left_over(act: tuple[tuple[str, str], ...], key: str, exp: tuple[tuple[str, str], ...]) -> bool:
+    """Whether both texts say what is left, and the answer says count ``key`` as it ("It used 1 credit,
+    leaving you 4", "so you have 5 left" for "5 class credits remain"): what is left of a thing is
+    neither what was used nor the whole, which the word carries too."""
+    if not any(k in _LEFT for _, k in exp):
+        return False
+    return any(
+        slot == (_VALUE, key)
+        and (
+            (n + 1 < len(act) and act[n + 1][1] in _LEFT)
+            or any(k == _LEAVING for _, k in act[max(0, n - 2) : n])
+        )
+        for n, slot in enumerate(act)
+    )
+
+
+# What says a count is what is left: "5 left", "3 remaining", "4 remain"; and "leaving you 4" before it.
+_LEFT = frozenset(stem(w) for w in _words("left remaining remain"))
+_LEAVING = stem("leaving")
+
+
 # What a count with its noun left out is followed by: "3 had …", "29 were placed", "4 each", "the two that".
 _A_PART_DOES = frozenset(
     (_GAP, w) for w in _words("is are was were had have has each will did that who which")
@@ -2907,6 +2928,7 @@ def changed_role(actual: str, expected: str) -> str | None:
                 and not _carried_alike(act, key, expected_analysis, as_written)
                 # "Three units were damaged" (a count of its noun) for "the 18 units: … 3 had cracks"
                 and not (counted and _part_of_a_total(act, key, others))
+                and not _left_over(act, key, exp)
             ):
                 said = " ".join(run)
                 written = stems.surface[word]

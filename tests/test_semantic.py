@@ -1561,6 +1561,36 @@ def test_a_count_said_as_what_is_left_is_the_count_left(actual: str, expected: s
     assert (changed_role(actual, expected) is not None) is vetoed
 
 
+@pytest.mark.parametrize(
+    ("actual", "expected", "vetoed"),
+    [
+        (
+            "I redeemed 40,000 Chase Ultimate Rewards points for a credit. You have 12,350 points left.",
+            "40,000 points were used",
+            False,
+        ),
+        (
+            "2,418 SkyMiles were posted today. Your new balance is 88,905 miles.",
+            "2,418 miles were credited",
+            False,
+        ),
+        # the count is of another thing, or the name carries another count
+        (
+            "I spent 40,000 dollars of credit on 500 Rewards points. You have 12,350 points left.",
+            "40,000 points were used",
+            True,
+        ),
+        (
+            "2,418 SkyMiles were posted today. Your new balance is 88,905 miles.",
+            "88,905 SkyMiles were posted",
+            True,
+        ),
+    ],
+)
+def test_a_count_of_a_kind_of_the_thing_counts_the_thing(actual: str, expected: str, vetoed: bool) -> None:
+    assert (changed_role(actual, expected) is not None) is vetoed
+
+
 def test_a_count_with_its_noun_left_out_is_part_of_the_total_the_noun_carries() -> None:
     answer = "I processed the 18 returned units: 15 passed inspection, and 3 had cracked housings."
     assert changed_role(answer, "Three units were damaged.") is None

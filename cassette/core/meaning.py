@@ -2764,6 +2764,24 @@ def _values_before(slots: tuple[tuple[str, str], ...], i: int) -> list[str]:
     return [key for kind, key in slots[j:i] if kind is _VALUE]
 
 
+def _counts_its_kind(slots: tuple[tuple[str, str], ...], key: str, word: str) -> bool:
+    """Whether value ``key`` comes right before a noun phrase that ends in ``word``, over up to three
+    words that name or describe it ("40,000 Chase Ultimate Rewards points"), or before a name that ends
+    in it ("2,418 SkyMiles"): a count of a kind of the thing counts the thing."""
+    for n, (kind, noun) in enumerate(slots):
+        if kind is _WORD and (noun == word or (noun.endswith(word) and len(noun) > len(word) + 2)):
+            j = n
+            while j > 0 and n - j < _PHRASE_WORDS and slots[j - 1][0] is _WORD:
+                j -= 1
+            if key in _values_before(slots, j):
+                return True
+    return False
+
+
+# How many words may stand between a count and the noun it counts: "40,000 Chase Ultimate Rewards points".
+_PHRASE_WORDS = 3
+
+
 def _of_which(slots: tuple[tuple[str, str], ...], j: int) -> bool:
     """Whether the slot before ``j`` is a determiner right after a partitive ("3 of the 8 tutors", "58 of
     our 60 seats"): the run of a part and its whole goes on over it."""
@@ -2916,6 +2934,7 @@ def changed_role(actual: str, expected: str) -> str | None:
                 others
                 # said the other way round: "the charge from April 28" for "the April 28 charge"
                 and not any(key in _values_after(act, n) or key in _values_before(act, n) for n in at)
+                and not _counts_its_kind(act, key, word)
                 # another value of its kind: "table for 6" is not "table for 6 Friday", "the 6:15 spin class
                 # on Thursday" is "Thursday spin class"
                 # and not one expected states too: "3 meals for 2 people", "from January 6 to March 28"

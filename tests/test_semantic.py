@@ -1038,6 +1038,39 @@ def test_both_sides_said_the_clause_about_the_expected_thing_decides() -> None:
 @pytest.mark.parametrize(
     ("actual", "expected", "reason"),
     [
+        (  # "and" before a subject ends the pronoun's clause: "it succeeded | and the sales report ..."
+            "The nightly import failed at 02:00 because the feed was late. I reran it at 03:00; it succeeded "
+            "and the sales report now shows the new totals.",
+            "The rerun of the nightly import succeeded.",
+            None,
+        ),
+        (  # a time or place after the side says where it failed, not what: "it failed | at frame 1,200"
+            "The 1080p render of 'Promo_v2' finished in 40 minutes on the farm. I also tried the HDR "
+            "version, but it failed at frame 1,200 with a memory error.",
+            "HDR render failed",
+            None,
+        ),
+        (  # no pronoun: the side is said of the HDR render itself
+            "The 1080p render of 'Promo_v2' finished in 40 minutes on the farm, and the HDR render failed.",
+            "HDR render finished",
+            "negated: 'HDR … failed'",
+        ),
+        (
+            "Roaming is on. Data in the EU is free, but calls to the US cost $0.25 per minute.",
+            "calls to the US are free",
+            "opposite: expected 'free', answer says 'cost' of it",
+        ),
+    ],
+)
+def test_what_a_pronoun_says_ends_at_another_subject_or_a_time_or_place(
+    actual: str, expected: str, reason: str | None
+) -> None:
+    assert guard(actual, expected) == reason
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "reason"),
+    [
         (  # the amount is said of guest tickets, with no price word: "free" is said of member tickets
             "Member tickets are free. Guest tickets are $15 for adults.",
             "Adult guest tickets cost fifteen dollars.",

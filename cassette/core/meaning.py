@@ -2190,12 +2190,35 @@ def _may_refer_back(act: Analysis, exp: Analysis, key: str) -> bool:
     ("your account was locked … I've unlocked it now"); not one in the reason it gives ("coverage was
     denied because your policy does not include it"), nor one said of another thing ("passed the safety
     inspection, but it failed the emissions test")."""
+    said = [c for c in _clauses(act.text, _REASON_END) if key in c.sides and _refers(c)]
     return any(
-        key in clause.sides
-        and _REFERRING.intersection(_LETTERS.findall(clause.text.lower()))
-        and sum(_find(w, exp) is None for w in _stateless(clause)) < 2
-        for clause in _clauses(act.text, _REASON_END)
+        key in part.sides
+        and _refers(part)
+        and sum(_find(w, exp) is None for w in _stateless(_before_adjunct(part, key))) < 2
+        for part in chain.from_iterable(_clauses(c.text, _SUBJECT_AND) for c in said)
     )
+
+
+def _refers(clause: Analysis) -> bool:
+    """Whether ``clause`` has a pronoun of :data:`_REFERRING`."""
+    return bool(_REFERRING.intersection(_LETTERS.findall(clause.text.lower())))
+
+
+# "and" before a subject begins another clause: "it succeeded | and the dashboard now shows the total"
+_SUBJECT_AND = re.compile(
+    r"\sand\s(?=(?:the|a|an|it|they|we|he|she|i|you|this|that|there|our|your|their)\s)", re.IGNORECASE
+)
+# A preposition of time or place after a side says when or where it holds: "it failed | at frame 5,210"
+_ADJUNCT = re.compile(r"\s(?:at|after|during|until|before|within)\s", re.IGNORECASE)
+
+
+def _before_adjunct(clause: Analysis, key: str) -> Analysis:
+    """``clause`` up to a preposition of time or place after its side ``key``: "it failed at frame
+    5,210 with an out-of-disk-space error" says what failed in "it", and where and why in the rest."""
+    written = clause.sides[key]
+    end = clause.text.lower().find(written.lower())
+    adjunct = _ADJUNCT.search(clause.text, end + len(written)) if end >= 0 else None
+    return analyse(clause.text[: adjunct.start()]) if adjunct else clause
 
 
 # "no later than Friday" says "by Friday", "no more than 3" says a limit: neither denies a claim.

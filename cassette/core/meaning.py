@@ -52,12 +52,14 @@ _STOPWORDS = frozenset(
     )
 )
 
-_NEGATIONS = frozenset(
+# A verb of stopping denies what it stops, not where or when: "stopped sending readings", but "stop
+# at your old apartment on March 31", "had stopped with error 1062" (its scope ends at `_CIRCUMSTANCE`).
+_STOPPING = frozenset(_words("stop stops stopped ceased ceases"))
+_NEGATIONS = _STOPPING | frozenset(
     _words(
         """
     not no never cannot nor neither without except excluding unable refuse refuses refused refusing none
     zero hardly
-    stop stops stopped ceased ceases
     nothing nobody
     nowhere cant wont dont doesnt didnt isnt arent wasnt werent shouldnt wouldnt couldnt havent hasnt
     hadnt mustnt
@@ -86,9 +88,7 @@ _CONDITIONS = frozenset({"if", "unless", "until", "before"})
 # "..., and we will ...": "and" then a subject pronoun opens a new clause with its own polarity.
 _PRONOUNS = frozenset({"i", "we", "you", "they", "he", "she", "it"})
 _SCOPE = 4  # content words a negation reaches
-# A verb of stopping denies what it stops, not where or when: "stopped sending readings", but "stop
-# at your old apartment on March 31", "had stopped with error 1062" (its scope ends at these).
-_STOPPING = frozenset(_words("stop stops stopped ceased ceases"))
+# Where or when: the words that end a verb of stopping's scope ("stop at your old apartment").
 _CIRCUMSTANCE = frozenset(_words("at on in with from since for by after during"))
 _TO_A_VALUE = frozenset({"to", "at", "from"})  # "zero" after these is a value ("errors dropped to zero")
 
@@ -1879,10 +1879,7 @@ def _failure_taken_up(t: str, act: Analysis, exp: Analysis) -> bool:
         return False
     clauses = _clauses(act.text, _STATE_CLAUSE_END)
     failed = next((i for i, c in enumerate(clauses) if t in c.negated), len(clauses))
-    return any(
-        _TAKING_UP.intersection(_LETTERS.findall(c.text.lower())) and not _says_no(c)
-        for c in clauses[failed + 1 :]
-    )
+    return any(_refers(c, _TAKING_UP) and not _says_no(c) for c in clauses[failed + 1 :])
 
 
 def _denied_by_a_refusal(s: str, act: Analysis, exp: Analysis) -> bool:
@@ -2034,11 +2031,7 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
                     for c in _clauses(act.text, _REASON_END)
                     for k in others
                     if k in c.sides
-                    and (
-                        not words
-                        or any(_find(w, c) is not None for w in words)
-                        or _REFERRING.intersection(_LETTERS.findall(c.text.lower()))
-                    )
+                    and (not words or any(_find(w, c) is not None for w in words) or _refers(c))
                 ),
                 None,
             )
@@ -2199,15 +2192,15 @@ def _may_refer_back(act: Analysis, exp: Analysis, key: str) -> bool:
     )
 
 
-def _refers(clause: Analysis) -> bool:
-    """Whether ``clause`` has a pronoun of :data:`_REFERRING`."""
-    return bool(_REFERRING.intersection(_LETTERS.findall(clause.text.lower())))
+def _refers(clause: Analysis, pronouns: frozenset[str] = _REFERRING) -> bool:
+    """Whether ``clause`` has one of ``pronouns`` (by default :data:`_REFERRING`)."""
+    return bool(pronouns.intersection(_LETTERS.findall(clause.text.lower())))
 
 
+# The words a subject opens with: "the dashboard", "it", "our team"
+_SUBJECT_START = "the|a|an|it|they|we|he|she|i|you|this|that|there|our|your|their"
 # "and" before a subject begins another clause: "it succeeded | and the dashboard now shows the total"
-_SUBJECT_AND = re.compile(
-    r"\sand\s(?=(?:the|a|an|it|they|we|he|she|i|you|this|that|there|our|your|their)\s)", re.IGNORECASE
-)
+_SUBJECT_AND = re.compile(rf"\sand\s(?=(?:{_SUBJECT_START})\s)", re.IGNORECASE)
 # A preposition of time or place after a side says when or where it holds: "it failed | at frame 5,210"
 _ADJUNCT = re.compile(r"\s(?:at|after|during|until|before|within)\s", re.IGNORECASE)
 
@@ -2311,7 +2304,7 @@ def _ended(act: Analysis, exp: Analysis) -> str | None:
 # "as" gives a reason only before a subject ("as the worker was stuck"), not in "as planned", "as of May"
 _REASON_END = re.compile(
     rf"{_STATE_CLAUSE_END.pattern}|\s(?:because|since)\s"
-    r"|\sas\s(?=(?:the|a|an|it|they|we|he|she|i|you|this|that|there|our|your|their|his|her|its)\s)",
+    rf"|\sas\s(?=(?:{_SUBJECT_START}|his|her|its)\s)",
     re.IGNORECASE,
 )
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from cassette.cli import main
 from cassette.maintenance.hygiene import plan_gc, recordings_in_progress
 from cassette.store.blobs import BlobStore
+from cassette.store.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 SAVES = 150
@@ -166,3 +167,52 @@ def test_a_marker_keeps_blobs_newer_than_its_recording_and_a_touch_keeps_a_reuse
     apply_gc(plan)
     assert old.exists() and plan.restored == [old.resolve()]
     assert not written.exists()
+
+
+FOLDER_REMOVER = r"""
+import os, sys
+removed = 0
+while sys.stdin.buffer.read(1):  # one go per blob the writer has written and deleted
+    try:
+        os.rmdir(sys.argv[1])
+        removed += 1
+    except OSError:  # the writer's next blob is already in it
+        pass
+print(removed)
+"""
+
+
+def test_a_write_into_a_blob_folder_gc_removes_at_that_moment_makes_it_again(tmp_path: Path) -> None:
+    """gc removes a blob folder it left empty; a recording writing a blob there meanwhile still writes it.
+
+    The writer writes a blob and deletes it (as gc would), then lets a second process remove
+    the empty folder once, while it writes the next blob: the removal lands before the
+    folder is made again, between pathlib's ``mkdir`` and its check that the folder is
+    there, or between the ``mkdir`` and the ``open``. Before, the last two failed the write.
+    """
+    folder = tmp_path / ".blobs" / "ab"
+    folder.mkdir(parents=True)
+    remover = subprocess.Popen(
+        [sys.executable, "-c", FOLDER_REMOVER, str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        bufsize=0,
+    )
+    assert remover.stdin is not None and remover.stdout is not None
+    failed: list[str] = []
+    try:
+        for n in range(3000):
+            blob = folder / f"blob{n}"
+            try:
+                atomic_write(blob, b"payload")
+                assert blob.read_bytes() == b"payload"
+                blob.unlink()
+            except OSError as exc:
+                failed.append(repr(exc))
+            remover.stdin.write(b".")
+    finally:
+        remover.stdin.close()
+        removed = int(remover.stdout.read())
+        remover.wait(timeout=60)
+    assert failed == []
+    assert removed > 200  # the folder was really taken away under the writer, again and again

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from cassette.errors import (
     CassetteIOError,
@@ -26,10 +28,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     file in its place (``/dev/null`` made a regular file).
     """
     refuse_special(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TMP_SUFFIX}")
     try:
-        with open(tmp, "wb") as fh:
+        with _created(tmp) as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
@@ -40,6 +41,26 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# How often a write makes its folder again after another process removed it (see `_created`).
+_FOLDER_TRIES = 8
+
+
+def _created(tmp: Path) -> BinaryIO:
+    """``tmp`` opened for writing, its folder made first.
+
+    `cassette gc` removes a blob folder it leaves empty, and may do so between the ``mkdir``
+    and the ``open`` of a recording writing a new blob there: the folder is made again and
+    the open retried (as git does when `git prune` empties an object folder), a few times.
+    """
+    for _ in range(_FOLDER_TRIES - 1):
+        # FileExistsError: the folder was there for mkdir and gone when it checked it is one
+        with contextlib.suppress(FileNotFoundError, FileExistsError):
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+            return open(tmp, "wb")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    return open(tmp, "wb")
 
 
 # --- reading files that must be regular -----------------------------------------------------------

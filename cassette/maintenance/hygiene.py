@@ -371,12 +371,19 @@ def plan_gc(root: Path, store: Path, *, grace: float = GC_GRACE_SECONDS) -> GcPl
 def apply_gc(plan: GcPlan) -> int:
     """Remove what the plan lists (and blob directories left empty); returns the bytes freed.
 
-    A blob is first renamed aside, then its mtime read again: one a recording touched since
-    the plan (it re-uses it) is put back, listed in ``plan.restored``. A recording touching it
-    after the rename finds no blob and writes it anew.
+    A blob a recording touched since the plan (it re-uses it) is kept where it is, listed in
+    ``plan.restored``: its mtime is read before it is moved, so a replay reading it meanwhile
+    finds it. The others are renamed aside, then their mtime read again: one touched in that
+    moment is put back. A recording touching it after the rename finds no blob and writes it anew.
     """
     freed = 0
     for p in plan.blobs:
+        try:
+            if p.stat().st_mtime >= plan.cutoff:
+                plan.restored.append(p)
+                continue
+        except FileNotFoundError:
+            continue
         aside = p.with_name(f".{p.name}.{os.getpid()}.{secrets.token_hex(4)}{TMP_SUFFIX}")
         try:
             os.rename(p, aside)

@@ -41,7 +41,7 @@ def _one(response: dict[str, Any], request: dict[str, Any] | None = None) -> dic
 
 def _write(name: str, content: str | bytes | dict[str, Any]) -> Path:
     path = Path("third_party") / name
-    path.parent.mkdir(exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(content, dict):
         content = yamlserializer.serialize(content) if name.endswith(".yaml") else json.dumps(content)
     if isinstance(content, str):
@@ -216,6 +216,65 @@ def test_a_har_file_is_named_as_such() -> None:
     assert "HAR" in _refused(har)
     with pytest.raises(CassetteImportError, match="HAR"):
         cassette.importers.import_cendor(har, "imported.json")
+
+
+def test_a_websocket_recording_is_named_as_such_not_listed_interaction_by_interaction() -> None:
+    # the shape of pydantic-ai's tests/realtime/cassettes/*_ws/*.yaml
+    frames = [
+        {"kind": "message", "direction": "received", "data": {"type": "session.created"}},
+        {"kind": "message", "direction": "sent", "data": {"type": "session.update"}},
+        {"kind": "close", "code": 1000, "ok": True, "reason": ""},
+    ]
+    ws = _write("realtime.yaml", {"version": 1, "interactions": frames})
+    message = _refused(ws)
+    assert "is a WebSocket recording" in message and "HTTP traffic only" in message
+    assert "interaction 0" not in message
+    with pytest.raises(CassetteImportError, match="WebSocket"):
+        import_vcr(ws, "imported.json", skip_bad=True)
+    assert not Path("imported.json").exists()
+    # and pydantic-ai's xAI gRPC samples (tests/models/cassettes/*.xai.yaml)
+    sample = {
+        "request_sample": {"json": {"model": "grok-4"}, "raw": b"\x0a"},
+        "response_sample": {"json": {}},
+    }
+    stream = {"request_stream": {"raw": b"\x0a"}, "response_stream": {"chunks_json": [{"chunk": {}}]}}
+    grpc = _write(
+        "chat.xai.yaml", {"version": 1, "interactions": [sample, {"collections_method": "x"}, stream]}
+    )
+    assert "is a gRPC recording (`request_sample` / `request_stream`" in _refused(grpc)
+
+
+def test_a_file_with_nothing_readable_is_refused_even_with_skip_bad(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    broken = {"interactions": [{"request": "GET /"}, {"response": {}}], "version": 1}
+    source = _write("broken.yaml", broken)
+    with pytest.raises(CassetteImportError) as caught:
+        import_vcr(source, "imported.json", skip_bad=True)
+    message = str(caught.value)
+    assert message.startswith(f"{source}: none of its 2 interactions can be read, so nothing was written")
+    assert "interaction 1: needs `request` and `response` mappings" in message
+    assert message.endswith(f"Next step: fix them in {source}, or leave the file out.")
+    assert "--skip-bad" not in message and not Path("imported.json").exists()
+
+    # in a directory import it is one file not converted, and the readable ones are
+    _write("good.yaml", _one({"body": {"string": "fine"}}))
+    assert main(["import", "vcr", "third_party", "--to", "out/", "--skip-bad"]) == 1
+    err = capsys.readouterr().err
+    assert "none of its 2 interactions can be read" in err and "1 of 2 files not converted" in err
+    assert sorted(p.name for p in Path("out").glob("*.json")) == ["good.json"]
+
+
+def test_several_sources_of_one_name_are_refused_before_anything_is_written(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    first = _write("a/test_round.yaml", _one({"body": {"string": "one"}}))
+    second = _write("b/test_round.yaml", _one({"body": {"string": "two"}}))
+    assert main(["import", "vcr", str(first), str(second), "--to", "out/"]) == 2
+    err = capsys.readouterr().err
+    assert "several sources would become the same cassette, so nothing was written" in err
+    assert f"out/test_round.json: {first}, {second}" in err and "import the directory" in err
+    assert not Path("out").exists()
 
 
 # --- gzip-encoded and binary-bodied cassettes recorded by real vcrpy replay through the real SDK -------

@@ -103,6 +103,12 @@ def _vcr_pairs(source: Path, to: Path) -> list[tuple[Path, Path]]:
             f"{source} holds no .yaml/.yml/.json/.toml cassettes (gzipped or not).", path=source
         )
     pairs = [(f, to / f.relative_to(source).parent / f"{_stem_suffix(f)[0]}.json") for f in files]
+    refuse_clashes(pairs, where=f"{source}: several files")
+    return pairs
+
+
+def refuse_clashes(pairs: list[tuple[Path, Path]], *, where: str) -> None:
+    """Refuse, before anything is written, sources that would become the same cassette."""
     sources: dict[Path, list[Path]] = {}
     for f, target in pairs:
         sources.setdefault(target, []).append(f)
@@ -110,11 +116,11 @@ def _vcr_pairs(source: Path, to: Path) -> list[tuple[Path, Path]]:
     if clashes:
         listing = "\n".join(f"  {t}: {', '.join(str(f) for f in fs)}" for t, fs in clashes.items())
         raise CassetteImportError(
-            f"{source}: several files would become the same cassette, so nothing was written:\n{listing}\n"
-            "Import them one by one with distinct --to paths.",
-            path=source,
+            f"{where} would become the same cassette, so nothing was written:\n{listing}\n"
+            "Import them one by one with distinct --to paths, or import the directory that holds "
+            "them (its sub-folders are kept).",
+            path=next(iter(clashes.values()))[0],
         )
-    return pairs
 
 
 def _shared_store(root: Path) -> None:
@@ -141,15 +147,20 @@ def run(args: argparse.Namespace) -> int:
                 f"{len(sources)} sources need a directory to write into: pass --to {args.to}/ "
                 "(each FILE becomes DIR/FILE.json)."
             )
+        targets = {
+            source: args.to
+            if Path(source).is_dir()
+            else str(Path(args.to) / f"{_stem_suffix(Path(source))[0]}.json")
+            for source in sources
+        }
+        refuse_clashes(
+            [(Path(s), Path(t)) for s, t in targets.items() if not Path(s).is_dir()], where="several sources"
+        )
         codes = []
         for source in sources:
             one = argparse.Namespace(**vars(args))
             one.source = [source]
-            one.to = (
-                args.to
-                if Path(source).is_dir()
-                else str(Path(args.to) / f"{_stem_suffix(Path(source))[0]}.json")
-            )
+            one.to = targets[source]
             try:
                 codes.append(_run_one(one))
             except CassetteError as exc:  # one unreadable file must not stop the others

@@ -314,7 +314,7 @@ def import_cendor(
             continue
         calls.append(converted)
         report.notes.extend((where, note) for note in converted.notes)
-    refuse_unreadable(path, bad, noun=("entry", "entries"), skip_bad=skip_bad)
+    refuse_unreadable(path, bad, noun=("entry", "entries"), skip_bad=skip_bad, readable=len(calls))
     report.skipped.extend(bad)
     report.target, report.kinds = save_converted(calls, to, overwrite=overwrite, error=CassetteImportError)
     report.interactions = len(calls)

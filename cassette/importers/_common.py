@@ -98,29 +98,41 @@ def refuse_unreadable(
     skip_bad: bool,
     rest: str = "convert the rest",
     error: type[CassetteError] = CassetteImportError,
+    readable: int | None = None,
 ) -> None:
     """Raise ``error`` listing every unreadable entry of ``path`` (nothing is written), unless ``skip_bad``.
 
     ``bad`` holds ``(where, why)`` pairs, ``where`` naming the entry's index in the source
     ("interaction 3", "entry 2", "line 7"); ``noun`` is its (singular, plural). One message
     format for every importer: the file, each entry with its reason, then the next step.
+    ``readable``, the count of entries that can be read, when 0 refuses even with ``skip_bad``:
+    an empty result would only hide that nothing in the file could be used.
 
     Example::
 
         refuse_unreadable(path, [("entry 2", "`kind` must be 'llm' or 'tool'")],
                           noun=("entry", "entries"), skip_bad=False)
     """
-    if not bad or skip_bad:
+    nothing_else = readable == 0
+    if not bad or (skip_bad and not nothing_else):
         return
     shown = bad[:20]
     listing = "\n".join(f"  {where}: {why}" for where, why in shown)
     more = f"\n  ... and {len(bad) - len(shown)} more" if len(bad) > len(shown) else ""
     one = len(bad) == 1
+    them = "it" if one else "them"
+    if nothing_else:
+        count = f"its one {noun[0]} cannot" if one else f"none of its {len(bad)} {noun[1]} can"
+        raise error(
+            f"{path}: {count} be read, so nothing was written:\n{listing}{more}\n"
+            f"Next step: fix {them} in {path}, or leave the file out.",
+            path=path,
+        )
     raise error(
         f"{path}: {len(bad)} {noun[0] if one else noun[1]} cannot be read, so nothing was written:\n"
         f"{listing}{more}\n"
-        f"Next step: fix or remove {'it' if one else 'them'} in {path}, or pass skip_bad=True (--skip-bad) "
-        f"to {rest} and list {'it' if one else 'them'} in the report.",
+        f"Next step: fix or remove {them} in {path}, or pass skip_bad=True (--skip-bad) "
+        f"to {rest} and list {them} in the report.",
         path=path,
     )
 

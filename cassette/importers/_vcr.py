@@ -294,6 +294,9 @@ def read_vcr(path: Path) -> VcrFile:
     return _shape(path, doc, serialisation)
 
 
+_HTTP_ONLY = "cassette replays HTTP traffic only"
+
+
 def _shape(path: Path, doc: Any, serialisation: str) -> VcrFile:
     if isinstance(doc, dict):
         if isinstance(doc.get("interactions"), list):
@@ -304,15 +307,20 @@ def _shape(path: Path, doc: Any, serialisation: str) -> VcrFile:
                     "nothing to import. Use it as it is with cassette.use / cassette.using, or copy it.",
                     path=path,
                 )
+            other = _other_protocol(items)
+            if other is not None:
+                raise CassetteImportError(
+                    f"{path} is {other}: {_HTTP_ONLY}, so there is nothing to import. Leave it out of "
+                    "the import.",
+                    path=path,
+                )
             flavour = "cassetter" if any(_is_cassetter(i) for i in items) else "vcrpy"
             found = VcrFile(items, f"{flavour} {serialisation}", doc.get("version"))
             for name in ("grpc_interactions", "ws_interactions"):
                 others = doc.get(name)
                 for i, _ in enumerate(others if isinstance(others, list) else []):
                     what = "gRPC" if name.startswith("grpc") else "WebSocket"
-                    found.skipped.append(
-                        (f"{name} {i}", f"a {what} recording: cassette replays HTTP traffic only.")
-                    )
+                    found.skipped.append((f"{name} {i}", f"a {what} recording: {_HTTP_ONLY}."))
             return found
         if isinstance(doc.get("http_interactions"), list):
             return VcrFile(doc["http_interactions"], f"ruby vcr {serialisation}", doc.get("recorded_with"))
@@ -351,6 +359,23 @@ def _is_ours(items: list[Any]) -> bool:
     if first is None or not {"seq", "kind", "key"} <= set(first):
         return False
     return "uri" not in (first.get("request") or {})
+
+
+def _other_protocol(items: list[Any]) -> str | None:
+    """What a file in vcrpy's layout records instead of HTTP, when no interaction is an HTTP exchange."""
+    if not items or not all(isinstance(i, dict) and "request" not in i for i in items):
+        return None
+    if all(i.get("direction") in ("sent", "received") or i.get("kind") == "close" for i in items):
+        return (
+            "a WebSocket recording (each interaction a `message` sent or received, as pydantic-ai's "
+            "realtime tests write them)"
+        )
+    if any({"request_sample", "request_stream"} & i.keys() for i in items):
+        return (
+            "a gRPC recording (`request_sample` / `request_stream` and their responses, as pydantic-ai's "
+            "xAI tests write them)"
+        )
+    return None
 
 
 def _is_cassetter(item: Any) -> bool:
@@ -838,7 +863,7 @@ def import_vcr(
             continue
         calls.append(converted)
         report.notes.extend((where, note) for note in converted.notes)
-    refuse_unreadable(path, bad, noun=("interaction", "interactions"), skip_bad=skip_bad)
+    refuse_unreadable(path, bad, noun=("interaction", "interactions"), skip_bad=skip_bad, readable=len(calls))
     report.skipped.extend(found.skipped)
     report.skipped.extend(bad)
     report.target, report.kinds = save_converted(calls, to, overwrite=overwrite, error=CassetteImportError)

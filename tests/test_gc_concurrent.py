@@ -89,15 +89,30 @@ def _age(path: Path, seconds: float) -> None:
     os.utime(path, (then, then))
 
 
-def _python(code: str, *args: str) -> subprocess.Popen[str]:
+def _env() -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("CASSETTE_MODE", None)
+    return env
+
+
+def _python(code: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", code, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=_env(),
+    )
+
+
+def _stepped(code: str, *args: str) -> subprocess.Popen[bytes]:
+    """A process that takes one step per byte written to its stdin (unbuffered) and prints its result."""
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        bufsize=0,
+        env=_env(),
     )
 
 
@@ -192,12 +207,7 @@ def test_a_write_into_a_blob_folder_gc_removes_at_that_moment_makes_it_again(tmp
     """
     folder = tmp_path / ".blobs" / "ab"
     folder.mkdir(parents=True)
-    remover = subprocess.Popen(
-        [sys.executable, "-c", FOLDER_REMOVER, str(folder)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        bufsize=0,
-    )
+    remover = _stepped(FOLDER_REMOVER, str(folder))
     assert remover.stdin is not None and remover.stdout is not None
     failed: list[str] = []
     try:
@@ -249,13 +259,7 @@ def test_a_blob_a_recording_re_uses_after_gc_planned_never_leaves_its_name(tmp_p
     store = BlobStore(Path("cassettes/.blobs"))
     payload = b"a payload a recording re-uses " * 40
     blob = store.path_for(store.put(payload))
-    reader = subprocess.Popen(
-        [sys.executable, "-c", BLOB_READER, str(store.root), blob.parent.name + blob.name],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        bufsize=0,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    reader = _stepped(BLOB_READER, str(store.root), blob.parent.name + blob.name)
     assert reader.stdin is not None and reader.stdout is not None
     kept = 0
     try:

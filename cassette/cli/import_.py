@@ -147,20 +147,17 @@ def run(args: argparse.Namespace) -> int:
                 f"{len(sources)} sources need a directory to write into: pass --to {args.to}/ "
                 "(each FILE becomes DIR/FILE.json)."
             )
-        targets = {
-            source: args.to
-            if Path(source).is_dir()
-            else str(Path(args.to) / f"{_stem_suffix(Path(source))[0]}.json")
-            for source in sources
+        files = {
+            s: str(Path(args.to) / f"{_stem_suffix(Path(s))[0]}.json")
+            for s in sources
+            if not Path(s).is_dir()
         }
-        refuse_clashes(
-            [(Path(s), Path(t)) for s, t in targets.items() if not Path(s).is_dir()], where="several sources"
-        )
+        refuse_clashes([(Path(s), Path(t)) for s, t in files.items()], where="several sources")
         codes = []
         for source in sources:
             one = argparse.Namespace(**vars(args))
             one.source = [source]
-            one.to = targets[source]
+            one.to = files.get(source, args.to)  # a directory source writes into --to itself
             try:
                 codes.append(_run_one(one))
             except CassetteError as exc:  # one unreadable file must not stop the others

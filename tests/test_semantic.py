@@ -1307,6 +1307,36 @@ def test_still_so_is_not_said_by_an_answer_that_ended_it() -> None:
     assert guard(answer, "the totals row still needs a formula") is None
 
 
+@pytest.mark.parametrize(
+    ("answer", "also", "veto"),
+    [
+        (
+            "I raised the rent on the Oak Street flats by 4%. "
+            "The rent on the Elm Street flat was not changed.",
+            "The rent on the Elm Street flat was raised as well.",
+            "also: expected 'The rent on the Elm Street flat was raised as well.', "
+            "answer says 'The rent on the Elm Street flat was not changed'",
+        ),
+        (
+            "I translated the user guide into English, and I left the legal appendix in German.",
+            "The legal appendix was translated along with the guide.",
+            "also: expected 'The legal appendix was translated along with the guide.', "
+            "answer says 'I left the legal appendix in German'",
+        ),
+    ],
+)
+def test_an_also_is_not_said_by_an_answer_that_left_the_thing_as_it_was(
+    answer: str, also: str, veto: str
+) -> None:
+    assert guard(answer, also) == veto
+    # the answer says it went the way of the others, or says the "also" itself
+    answer = "I raised the rent on the Oak Street flats and on the Elm Street flat by 4%."
+    assert guard(answer, "The rent on the Elm Street flat was raised as well.") is None
+    answer = "I translated the user guide and the legal appendix into English."
+    assert guard(answer, "The legal appendix was translated along with the guide.") is None
+    assert guard("The heater broke, and the spare is also broken.", "the spare heater is also broken") is None
+
+
 def test_the_whole_is_not_said_by_a_part() -> None:
     answer = "I cancelled 12 of the 30 rooms in the wedding block."
     assert guard(answer, "The whole wedding block was cancelled.") == "expected all, answer says '12 of … 30'"

@@ -1407,8 +1407,9 @@ def _value_vetoes(act: Analysis, exp: Analysis) -> str | None:
 
 def _clause_vetoes(act: Analysis, exp: Analysis) -> str | None:
     """The vetoes read on the answer's clauses as wholes, when the word-by-word guards found nothing: a
-    denial the answer contradicts in other words, and a "still" the answer ended."""
-    return _denial_unsaid(act, exp) or _ended(act, exp)
+    denial the answer contradicts in other words, a "still" the answer ended, and an "also" the answer
+    leaves as it was."""
+    return _denial_unsaid(act, exp) or _ended(act, exp) or _also_left_as_it_was(act, exp)
 
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").
@@ -2298,6 +2299,72 @@ def _ended(act: Analysis, exp: Analysis) -> str | None:
         verb = next((t for t in clause.order if t in _ENDING and t in clause.positive), None)
         if verb is not None:
             return f"opposite: expected '{still[0]}', answer says '{clause.surface[verb]}'"
+    return None
+
+
+# Words that say the expected thing went the way of others: "the monthly cap was raised along with the
+# daily budgets", "the crash also happens on iOS", "the mice shipped together with the keyboards"; not
+# "too" before an adjective ("too high").
+_ALSO = re.compile(
+    r"\b(?:also|as well|along with|together with)\b|\btoo\b(?=\s*(?:[.,;!?]|$))", re.IGNORECASE
+)
+# Verbs of keeping a thing as it was, and of its going another way: "kept the ad_spend DAG unchanged",
+# "left the partition count at 48", "April orders stay at the old price", "the mice ship separately".
+_AS_IT_WAS = re.compile(
+    rf"{_STILL.pattern}|\b(?:kept|keep|left|leave|leaves|stay|stays|stayed|remained|separately)\b",
+    re.IGNORECASE,
+)
+
+
+def _leaves_as_it_was(clause: Analysis, shared: set[str], exp: Analysis) -> bool:
+    """Whether an answer's clause says the expected stems it has (``shared``) were left as they were:
+    denied ("the USDC balance wasn't touched", "I rejected the $95 minibar charge"), with a word or a
+    side of a lack that ``expected`` does not say itself ("iOS was unaffected", "the kit was out of
+    stock"; not "your spare is also flat" for "spare tire also flat"), or with a verb of keeping."""
+    if any(_find(s, clause) in clause.negated for s in shared):
+        return True
+    lacks = [w for w in clause.order if w in _DENYING or w in _LACKING]
+    lacks += [w for key, said in clause.sides.items() if _is_lack_side(key) for w in said.lower().split()]
+    return any(_find(stem(w), exp) is None for w in lacks) or _says(clause.text, _AS_IT_WAS)
+
+
+_ALSO_WORD = re.compile(r"\balso\s+([^\W\d_]+)", re.IGNORECASE)
+
+
+def _says_also(clause: Analysis, exp: Analysis) -> bool:
+    """Whether an answer's clause says "also" right before a word of ``expected``: it says the expected
+    "also" itself ("since your spare is also flat" for "spare tire also flat"; not "the kit you also
+    wanted was out of stock" for "the kit was ordered as well")."""
+    return any(_find(stem(m[1].lower()), exp) is not None for m in _ALSO_WORD.finditer(clause.text))
+
+
+def _also_left_as_it_was(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says with "also" or "along with" that one more thing went the way of
+    others, and the answer says that thing only in a clause that leaves it as it was (`_leaves_as_it_was`):
+    "the overall monthly cap did not change" for "the monthly cap was raised along with the daily
+    budgets". The clause must say a set of expected words no other clause of the answer says all of
+    ("I kept the Florence hotel" for "the Florence hotel was cancelled as well", though another clause
+    names Florence and another a hotel)."""
+    if not _says(exp.text, _ALSO) or exp.negated or exp.conditional or _says_a_lack(exp):
+        return None
+    if _says(exp.text, _AS_IT_WAS):
+        return None  # "the old plan also stays": a thing kept, like the others
+    words = [s for s in _stateless(exp) if s not in _DESCRIBING]
+    said = [
+        (shared, c)
+        for c in _clauses(act.text, _STATE_CLAUSE_END)
+        if (shared := {s for s in words if _find(s, c)})
+    ]
+    kept = [(shared, _leaves_as_it_was(c, shared, exp), c) for shared, c in said]
+    for shared, left, clause in kept:
+        if (
+            left
+            and not _says_also(clause, exp)
+            and not any(shared <= other for other, other_left, _ in kept if not other_left)
+        ):
+            written = clause.text.strip()
+            written = written if len(written) <= 60 else written[:59] + "…"
+            return f"also: expected '{exp.text.strip()}', answer says '{written}'"
     return None
 
 

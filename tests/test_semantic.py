@@ -1337,6 +1337,18 @@ def test_an_also_is_not_said_by_an_answer_that_left_the_thing_as_it_was(
     assert guard("The heater broke, and the spare is also broken.", "the spare heater is also broken") is None
 
 
+def test_a_thing_said_as_the_subject_of_a_denial_is_not_said_doing_another_thing() -> None:
+    answer = "The airline refunded your fare. The bonus points from the trip won't be credited."
+    assert guard(answer, "You still collect the bonus points for the trip.") == "negated: 'bonus … won't'"
+    # a denied lack says the thing is there; a negation in a relative clause is said of another noun
+    answer = "The airline refunded your fare, and the bonus points from the trip were not deleted."
+    assert guard(answer, "the bonus points from the trip were kept") is None
+    answer = "I filed a claim for the bonus points that never arrived."
+    assert guard(answer, "A claim was filed for the bonus points.") is None
+    # a thing said to be where it was is said by a denial of its removal
+    assert guard("The old sofa wasn't collected today.", "The old sofa is still there.") is None
+
+
 def test_the_whole_is_not_said_by_a_part() -> None:
     answer = "I cancelled 12 of the 30 rooms in the wedding block."
     assert guard(answer, "The whole wedding block was cancelled.") == "expected all, answer says '12 of … 30'"

@@ -1409,7 +1409,63 @@ def _clause_vetoes(act: Analysis, exp: Analysis) -> str | None:
     """The vetoes read on the answer's clauses as wholes, when the word-by-word guards found nothing: a
     denial the answer contradicts in other words, a "still" the answer ended, and an "also" the answer
     leaves as it was."""
-    return _denial_unsaid(act, exp) or _ended(act, exp) or _also_left_as_it_was(act, exp)
+    return (
+        _denial_unsaid(act, exp)
+        or _ended(act, exp)
+        or _also_left_as_it_was(act, exp)
+        or _subject_denied(act, exp)
+    )
+
+
+# A thing said to be where or as it was: "the old unit is still there", "the plan remains", "kept"
+# (not the "still" of "you will still earn the miles", which says it happens all the same).
+_STILL_THERE = re.compile(
+    r"\b(?:is|are|was|were)\s+still\b|\b(?:remains?|remained|stays?|stayed|kept|left)\b", re.I
+)
+# A negation in a relative clause, said of the noun before it: "the bundle that never arrived".
+_RELATIVE_CUE = re.compile(r"\b(?:that|which|who)\s+(?:\w+\s+)?(?:not|never|\w+n't)\b", re.IGNORECASE)
+
+
+def _denied_as_subject(written: str) -> bool:
+    """Whether a negated word, as `Analysis.negated` writes it ("keys … weren't"), is the subject of a
+    verbal cue after it: not a word a cue governs ("not … keys"), nor one a phrase cue ("none"), a verb
+    of stopping or of failure denies."""
+    first, _, last = written.partition(" … ")
+    cue = last.lower()
+    return _is_cue(cue) and cue not in _PHRASE_CUES and cue not in _STOPPING and not _is_cue(first.lower())
+
+
+def _subject_denied(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says a thing does or is something, with no negation, lack or condition,
+    and the answer's clauses about the most of its words (two at least, and half) all make that thing
+    the subject of a verbal negation of another predicate ("the SkyMiles you'd have earned won't be
+    credited" for "the user will still earn SkyMiles"; "the science quiz won't need to be made up" for
+    "Leo must make up the science quiz"). Not when such a clause says a lack or denies one ("existing
+    snapshots were not deleted" for "existing snapshots kept", "wasn't hauled away" for "is still there"),
+    the negation is a relative clause's ("a
+    claim for the bundle that never arrived"), the expected predicate is said of a pronoun elsewhere
+    ("don't match the source, so I flagged it" for "benchmark chart flagged"), or the answer says a
+    state the expected text says ("couldn't assume the role … and completed at 06:00")."""
+    if exp.negated or exp.conditional or _says_a_lack(exp) or any(k in act.sides for k in exp.sides):
+        return None
+    if _says(exp.text, _STILL_THERE):
+        return None  # "the old unit wasn't hauled away" says "the old unit is still there"
+    words = [s for s in _stateless(exp) if s not in _DESCRIBING]
+    about = _clauses_about_most(act, words, _STATE_CLAUSE_END)
+    subjects = [t for s in words if about and (t := _find(s, about[0])) is not None]
+    for clause in about:
+        shared = [t for s in words if (t := _find(s, clause)) is not None]
+        if clause.conditional or not all(_denied_as_subject(clause.negated.get(t, "")) for t in shared):
+            return None
+        if clause.denied_sides or _RELATIVE_CUE.search(clause.text) or _names_a_lack(clause):
+            return None
+        if any(_is_lack_side(key) for key in clause.sides):
+            return None
+        missing = [s for s in words if _find(s, clause) is None]
+        others = _clauses(act.text, _STATE_CLAUSE_END)
+        if any(_find(s, c) is not None and _refers(c) for s in missing for c in others):
+            return None  # "… so I flagged it"
+    return f"negated: '{about[0].negated[subjects[0]]}'" if subjects else None
 
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").

@@ -2038,7 +2038,7 @@ def test_instead_of_and_rather_than_negate_what_they_name() -> None:
 
 
 def test_nothing_after_a_verb_denies_it() -> None:
-    assert guard("The fee was waived, so you owe nothing.", "you owe a fee") == "negated: 'owe nothing'"
+    assert guard("The fee was refunded, so you owe nothing.", "you owe a fee") == "negated: 'owe nothing'"
     assert guard("The fee was waived, so you owe nothing.", "the fee was waived") is None
 
 
@@ -3101,3 +3101,17 @@ def test_two_things_the_other_way_round_and_a_side_denied_in_another_word_are_re
 )
 def test_an_ordinal_date_a_noun_decline_and_the_same_order_pass(actual: str, expected: str) -> None:
     assert guard(actual, expected) is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Your gym switched you to the off-peak plan, and the cancellation fee was waived as a courtesy.",
+        "As a courtesy they waived your cancellation fee.",
+    ],
+)
+def test_a_waived_charge_is_a_charge_not_made(answer: str) -> None:
+    # "waived", passive or active, denies the fee as "declined" denies the request
+    assert guard(answer, "No cancellation fee was charged.") is None
+    assert guard(answer, "You were not charged the cancellation fee.") is None
+    assert (guard(answer, "You paid the cancellation fee.") or "").startswith("negated: ")

@@ -333,14 +333,13 @@ def _number(text: str) -> str:
 
 # Verbs that deny what comes before them in their clause ("payment failed", "refund declined"): that
 # subject counts as both polarities, so "payment failed" may match "we could not process your payment".
-_DENYING = frozenset(
-    stem(w) for w in _words("failed fails denied denies declined declines rejected rejects skipped skips")
-)
 # Of those, the ones that also deny their object in the active voice: "the bank declined the payment",
 # "I rejected the invite" (but "declined by your bank", "failed for lack of funds": not the bank, the funds).
+# A charge waived is a charge not made: "the $15 fee was waived" says "no fee was charged".
 _DENYING_OBJECT = frozenset(
-    stem(w) for w in _words("denied denies declined declines rejected rejects skipped skips")
+    stem(w) for w in _words("denied denies declined declines rejected rejects skipped skips waived waives")
 )
+_DENYING = _DENYING_OBJECT | frozenset(stem(w) for w in _words("failed fails"))
 _PASSIVE = frozenset(_words("is are was were be been being get gets got"))
 _AUXILIARIES = _PASSIVE | _FUTURE | frozenset(_words("has have had"))
 # Verbs of change: in their clause, "from X" is the old value ("moved from Wednesday to Thursday").

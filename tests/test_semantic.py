@@ -3115,3 +3115,12 @@ def test_a_waived_charge_is_a_charge_not_made(answer: str) -> None:
     assert guard(answer, "No cancellation fee was charged.") is None
     assert guard(answer, "You were not charged the cancellation fee.") is None
     assert (guard(answer, "You paid the cancellation fee.") or "").startswith("negated: ")
+
+
+def test_a_number_after_a_determiner_is_in_the_refused_object() -> None:
+    # "waived the $40 booking fee": the amount opens the object, the fee is still what is waived
+    answer = "The clinic waived the $40 booking fee for your first visit."
+    assert guard(answer, "The clinic charged the $40 booking fee.") == "negated: 'waived … fee'"
+    assert guard(answer, "The clinic waived the booking fee.") is None
+    # a number right after the verb is still how much a thing fell, not what was refused
+    assert guard("Traffic declined by 2% this week.", "Traffic dropped this week.") is None

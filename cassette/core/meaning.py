@@ -969,7 +969,7 @@ def _read_clauses(
             last_value = "" if word in numbers else word  # a value this token adds, for a multiplier
             numbers.setdefault(word, tok)
             (old if was_old else current).add(word)
-            r.number()
+            r.number(adjectival)
         elif (kind is _STOP or kind is _COMMA or kind is _CONTRAST_WORD) and not (
             word == "yet" and r.adjacent
         ):
@@ -1179,10 +1179,11 @@ class _Reader:
         if payload is not _DENIED_BEFORE:
             self.cue, self.cue_phrase, self.reach, self.adjacent = tok, bool(payload), _SCOPE, True
 
-    def number(self) -> None:
+    def number(self, in_a_phrase: bool) -> None:
         """A number ends the clause's subject and is no cue's neighbour; after "declined" it says a fall
-        ("web traffic declined by 2%"): its subject is said."""
-        if self.held:
+        ("web traffic declined by 2%"): its subject is said, unless a determiner (or a number) before it
+        puts it in the refused object's noun phrase ("waived the $20 fee", "rejected the 3 invoices")."""
+        if self.held and not in_a_phrase:
             self.pending.extend(self.held)
             self.held, self.cue = [], None
         self.adjacent = False

@@ -3124,3 +3124,24 @@ def test_a_number_after_a_determiner_is_in_the_refused_object() -> None:
     assert guard(answer, "The clinic waived the booking fee.") is None
     # a number right after the verb is still how much a thing fell, not what was refused
     assert guard("Traffic declined by 2% this week.", "Traffic dropped this week.") is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "lack", "contradiction"),
+    [
+        (
+            "I answered the two billing emails. I did not reply to the message from the landlord.",
+            "The message from the landlord was left unanswered.",
+            "I replied to the message from the landlord.",
+        ),
+        (
+            "The old certificate no longer appears in the trust store.",
+            "The old certificate is gone from the trust store.",
+            "The old certificate appears in the trust store.",
+        ),
+    ],
+)
+def test_a_lack_said_in_one_word_says_the_denial_alike(answer: str, lack: str, contradiction: str) -> None:
+    # "unanswered", "gone", "undecided" name a lack as "untouched" does: the answer's denial says it
+    assert guard(answer, lack) is None
+    assert (guard(answer, contradiction) or "").startswith("negated: ")

@@ -1889,9 +1889,14 @@ def _is_lack(word: str, written: str) -> bool:
     return word in _DENYING or any(_is_lack_side(key) for key in _SIDE_OF.get(written.lower(), ()))
 
 
-# Words that say a thing was left as it was or did not happen ("the fund was left untouched").
+# Words that say a thing was left as it was or did not happen ("the fund was left untouched"), or is not
+# there or not done ("the package is gone from the lock file", "left unanswered", "still undecided").
 _LACKING = frozenset(
-    stem(w) for w in _words("untouched intact unaffected unused skipped missed avoided alone blocked retried")
+    stem(w)
+    for w in _words(
+        "untouched intact unaffected unused skipped missed avoided alone blocked retried"
+        " gone unanswered undecided unresolved unsigned unsent"
+    )
 )
 
 

@@ -3145,3 +3145,21 @@ def test_a_lack_said_in_one_word_says_the_denial_alike(answer: str, lack: str, c
     # "unanswered", "gone", "undecided" name a lack as "untouched" does: the answer's denial says it
     assert guard(answer, lack) is None
     assert (guard(answer, contradiction) or "").startswith("negated: ")
+
+
+def test_a_thing_still_so_is_not_done_yet() -> None:
+    # "still missing" says "hasn't been received yet", though the answer received other things
+    answer = "The bank received your ID scan and two pay stubs, but the signed lease is still missing."
+    assert guard(answer, "The signed lease hasn't been received yet.") is None
+    assert (
+        guard(answer, "The signed lease was received.")
+        == "opposite: expected 'received', answer says 'missing' of it"
+    )
+    # a clause that says it done is no wait, "still" or not
+    assert (
+        guard(
+            "The bank received the signed lease, and it is still in the review queue.",
+            "The signed lease hasn't been received yet.",
+        )
+        or ""
+    ).startswith("not negated: ")

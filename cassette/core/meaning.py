@@ -1365,6 +1365,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             # "no refrigerant recharge needed" for "the refrigerant is fine, so no recharge was needed"
             and not any(w in act.core and w not in act.positive for w in exp.negated if w != s)
             and not _denied_by_a_refusal(s, act, exp)
+            and not _still_to_do(act, exp)
         ):
             negation = f"not negated: expected '{exp.negated[s]}', answer says '{act.surface[t]}'"
         elif want_pos != want_neg and t in act.positive and t in act.negated and s not in exp.conditional:
@@ -1770,6 +1771,19 @@ def _yet(act: Analysis, exp: Analysis) -> str | None:
         if not_yet is not None and not clause.negated and (done := _DONE_VERB.search(clause.text)):
             return f"tense: expected '{not_yet[0]}', answer says '{done[0]}'"
     return None
+
+
+_STILL_OR_YET = re.compile(r"\b(?:still|yet)\b", re.IGNORECASE)
+
+
+def _still_to_do(act: Analysis, exp: Analysis) -> bool:
+    """Whether ``expected`` says a thing is not done yet ("hasn't been received yet") and every clause of
+    the answer about it says it is still so or not yet ("the counselor report is still missing", "is
+    still waitlisted for the upgrade"): the answer says the wait in its own words."""
+    if "yet" not in exp.text or _NOT_YET.search(exp.text) is None:
+        return False
+    about = _clauses_about(act, list(exp.order))
+    return bool(about) and all(_STILL_OR_YET.search(c.text) for c in about)
 
 
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
@@ -2229,7 +2243,7 @@ def _denied_side(act: Analysis, exp: Analysis) -> str | None:
         if key in act.sides and key not in act.denied_sides and key not in exp.sides and not delayed:
             said = act.sides[key]
             stems = [stem(w) for w in said.split()]
-            if all(t in act.conditional for t in stems):
+            if all(t in act.conditional for t in stems) or _still_to_do(act, exp):
                 continue  # "no new POs until they pass a new inspection" says no pass
             if all(t not in act.negated for t in stems):  # "your refund request has been declined"
                 return f"negated: expected '{written}', answer says '{said}'"

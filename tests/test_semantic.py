@@ -3163,3 +3163,12 @@ def test_a_thing_still_so_is_not_done_yet() -> None:
         )
         or ""
     ).startswith("not negated: ")
+
+
+def test_none_counted_before_what_is_to_be_done_denies_it() -> None:
+    # "0 to drop" is nothing to drop, as "0 critical" is no critical one
+    answer = "The dry run of the migration lists 4 to create and 0 to drop."
+    assert guard(answer, "The migration drops nothing.") is None
+    assert guard(answer, "The migration will drop tables.") == "negated: 'zero … drop'"
+    # "from 0 to 5" is still a value
+    assert guard("The pool went from 0 to 5 workers.", "the pool has 5 workers") is None

@@ -835,15 +835,21 @@ class Analysis:
         return _codes(self.text)
 
 
-# A count of none before a word: "0 critical" (not "$0", "2.0", "0 of 5" or "12 to 0 after").
-_NONE_COUNTED = re.compile(r"(?<![$€£.,:\d])\b0 (?=(?P<next>[^\W\d_]+))")
+# A count of none before a word: "0 critical" (not "$0", "2.0", "0 of 5" or "12 to 0 after"), and before
+# what is to be done: "0 to destroy" is nothing to destroy (not "0 to 5").
+_NONE_COUNTED = re.compile(r"(?<![$€£.,:\d])\b0 (?=(?P<next>[^\W\d_]+)(?: (?P<then>[^\W\d_]+))?)")
 
 
 def _none_counted(match: re.Match[str]) -> str:
     """What `_NONE_COUNTED`'s match reads as: the cue "zero", or the count as written."""
     before = match.string[max(0, match.start() - 5) : match.start()].split()
-    if match["next"].lower() in _STOPWORDS or (before and before[-1].lower() in _TO_A_VALUE):
-        return match[0]  # "0 of 5", "scaled down to 0 nodes": a value
+    if before and before[-1].lower() in _TO_A_VALUE:
+        return match[0]  # "scaled down to 0 nodes": a value
+    then = match["then"]
+    if match["next"].lower() in _STOPWORDS and not (
+        match["next"].lower() == "to" and then and then.lower() not in _STOPWORDS
+    ):
+        return match[0]  # "0 of 5": a value
     return "zero "  # the cue: "0 critical" says "zero critical", "no critical"
 
 

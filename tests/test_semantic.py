@@ -469,6 +469,12 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The Acme order remains in place.",
             "opposite: expected 'in place', answer says 'cancelled'",
         ),
+        # a word of three families ("cancelled"), said by the answer in all three, is read in each
+        (
+            "I cancelled the gym membership, but I kept the magazine subscription.",
+            "The magazine subscription was cancelled as well.",
+            "opposite: expected 'cancelled', answer says 'kept' of it",
+        ),
         # deciding against a thing refuses it
         (
             "I booked a taxi for your Sunday arrival at 8:15 AM.",
@@ -623,6 +629,10 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("The kickoff was moved to Tuesday; the demo goes ahead as planned.", "The kickoff was moved."),
         ("Your application was unsuccessful this round.", "The application was turned down."),
         ("I voided the duplicate charge and kept the first one in place.", "The first charge was kept."),
+        (
+            "I cancelled the gym membership, but I kept the magazine subscription.",
+            "The gym membership was cancelled.",
+        ),
         ("The parcel was in transit on Sunday and was delivered on Monday.", "The parcel was delivered."),
     ],
 )

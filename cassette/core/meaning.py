@@ -2092,8 +2092,12 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         family = key.partition(":")[0]
         if any(k.partition(":")[0] == family for k in exp.sides if k != key):
             continue  # the expected text says two sides itself ("moved from pending to approved")
-        if any(k in act.sides for k, w in exp.sides.items() if w == written and k != key):
-            continue  # a word of two families ("declined"), read in the one the answer says
+        if key not in act.sides and any(
+            k in act.sides for k, w in exp.sides.items() if w == written and k != key
+        ):
+            # a word of two families ("declined"), read in the one the answer says; one the answer says in
+            # this family too ("cancelled": a booking, an account, a thing not kept) is read here as well
+            continue
         others = [k for k in act.sides if k != key and k.partition(":")[0] == family]
         if key in act.denied_sides and key not in act.sides and not exp.negated and not _names_a_lack(exp):
             # said in another word of its side, denied: "won't be charged" for "will still be billed"

@@ -475,6 +475,42 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The magazine subscription was cancelled as well.",
             "opposite: expected 'cancelled', answer says 'kept' of it",
         ),
+        # past forms and phrasal verbs of a side: "withdrew", "went live", "voted down", "still on"
+        (
+            "I called off the Thursday standup because half the team is away.",
+            "The Thursday standup is still on.",
+            "opposite: expected 'still on .', answer says 'called off'",
+        ),
+        (
+            "I withdrew you from the pottery class and asked for a refund.",
+            "You are still enrolled in the pottery class.",
+            "opposite: expected 'still enrolled', answer says 'withdrew'",
+        ),
+        (
+            "The members voted down the new parking fee at the meeting.",
+            "The parking fee was approved.",
+            "opposite: expected 'approved', answer says 'voted down'",
+        ),
+        (
+            "I processed your address change request on Monday.",
+            "Your address change request was turned down.",
+            "opposite: expected 'turned down', answer says 'processed'",
+        ),
+        (
+            "The bank released the hold on your card this morning.",
+            "Your card is still blocked.",
+            "opposite: expected 'blocked', answer says 'released'",
+        ),
+        (
+            "The new pricing page went live at noon.",
+            "The new pricing page was rolled back.",
+            "opposite: expected 'rolled back', answer says 'went live'",
+        ),
+        (
+            "The judge dismissed the speeding ticket.",
+            "The speeding ticket was upheld.",
+            "opposite: expected 'upheld', answer says 'dismissed'",
+        ),
         # deciding against a thing refuses it
         (
             "I booked a taxi for your Sunday arrival at 8:15 AM.",
@@ -634,6 +670,14 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
             "The gym membership was cancelled.",
         ),
         ("The parcel was in transit on Sunday and was delivered on Monday.", "The parcel was delivered."),
+        ("The Thursday standup is still on, and I booked the room.", "The Thursday standup is still on."),
+        (
+            "The members voted down the new parking fee at the meeting.",
+            "The members turned down the parking fee.",
+        ),
+        ("The new pricing page went live at noon.", "The new pricing page was deployed."),
+        ("The judge dismissed the speeding ticket.", "The speeding ticket was overturned."),
+        ("I processed your address change request on Monday.", "Your address change request was completed."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

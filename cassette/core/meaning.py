@@ -416,7 +416,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "approve approved approves approval accept accepted accepts granted grants authorised authorized "
         "admitted allowed permitted agreed issued awarded cleared_to cleared_for signed_off okayed",
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
-        "refuses unsuccessful forbidden prohibited banned disallowed barred turned_down blocked off_limits "
+        "refuses unsuccessful forbidden prohibited banned disallowed barred turned_down turned_away "
+        "voted_down blocked off_limits "
         "decided_against decides_against decide_against chose_not_to opted_against opted_not_to",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
         "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist waiting_for_approval "
@@ -428,7 +429,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "booking": (
         "confirmed booked scheduled reserved renew renewed renews placed ordered finalized finalised "
-        "going_ahead goes_ahead go_ahead went_ahead gone_ahead as_planned as_originally_planned as_scheduled",
+        "going_ahead goes_ahead go_ahead went_ahead gone_ahead as_planned as_originally_planned as_scheduled "
+        "still_on_. still_on_, still_on_for",
         "cancelled canceled cancel cancels cancelling canceling called_off call_off calls_off",
         "postponed rescheduled moved_to moved_from paused frozen on_hold waitlisted wait_listed "
         "on_the_waitlist deferred tabled put_off",
@@ -441,18 +443,21 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "outcome": (
         "succeed succeeded succeeds successful successfully pass passes passed passing went_through "
         "go_through goes_through gone_through came_through completed finished "
-        "complete done",
+        "complete done processed",
         "fail failed fails failing failure unsuccessful",
         "pending on_hold in_progress still_running still_processing queued still_outstanding still_waiting",
     ),
-    "ruling": ("upheld", "overturned"),
-    "enrolment": ("enrolled enroled registered still_enrolled", "unenrolled withdrawn dropped_out dropped"),
+    "ruling": ("upheld", "overturned dismissed"),
+    "enrolment": (
+        "enrolled enroled registered still_enrolled",
+        "unenrolled withdrawn withdrew withdraw withdraws dropped_out dropped",
+    ),
     "went": ("went_well went_fine went_smoothly", "went_badly went_poorly went_wrong"),
     "normal": ("back_to_normal returned_to_normal back_to_baseline", "elevated still_elevated"),
     "ease": ("eased easing improved improving", "worsened worsening gotten_worse got_worse deteriorated"),
     "switch": (
         "enabled activated turned_on switched_on is_on_, is_on_. are_on_, are_on_. stays_on stay_on "
-        "remains_on left_on back_on",
+        "remains_on left_on back_on still_on_. still_on_, still_on_for",
         "disabled deactivated turned_off switched_off is_off are_off stays_off stay_off remains_off left_off",
     ),
     "online": (
@@ -474,7 +479,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "dead still_dead",
     ),
     "open": ("open opened reopened", "closed shut closure resolved"),
-    "lock": ("locked blocked frozen", "unlocked unblocked"),
+    "lock": ("locked blocked frozen", "unlocked unblocked released"),
     "level": (
         "increase increased increases increasing raise raised raises raising rise rises rising rose risen "
         "higher grew grow grows growing go_up goes_up went_up gone_up going_up scaled_up scale_up up_# "
@@ -491,7 +496,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "plan": ("upgrade upgraded upgrades", "downgrade downgraded downgrades"),
     "rollout": (  # a change put live, or undone: "deployed v2.8.1" / "rolled it back to 2.8.0"
-        "deployed redeployed rolled_out rolled_it_out rolled_them_out promoted kept in_place left_standing",
+        "deployed redeployed rolled_out rolled_it_out rolled_them_out promoted kept in_place left_standing "
+        "went_live gone_live is_live is_now_live now_live",
         "rolled_back rolled_it_back rolled_them_back rolling_back revert reverts reverted reverting reversed "
         "voided undone",
     ),

@@ -511,6 +511,12 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The speeding ticket was upheld.",
             "opposite: expected 'upheld', answer says 'dismissed'",
         ),
+        # a request refused in the clauses about most of what the expected text says was done
+        (
+            "Housing denied your request to move into the quiet dorm, since the waitlist is closed.",
+            "You were enrolled in the quiet dorm.",
+            "opposite: expected 'enrolled', answer says 'denied'",
+        ),
         # deciding against a thing refuses it
         (
             "I booked a taxi for your Sunday arrival at 8:15 AM.",
@@ -671,6 +677,11 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ),
         ("The parcel was in transit on Sunday and was delivered on Monday.", "The parcel was delivered."),
         ("The Thursday standup is still on, and I booked the room.", "The Thursday standup is still on."),
+        # one thing refused, another done
+        (
+            "The clinic declined the walk-in slot, but I booked you an appointment with Dr. Reyes on Friday.",
+            "You are booked with Dr. Reyes on Friday.",
+        ),
         (
             "The members voted down the new parking fee at the meeting.",
             "The members turned down the parking fee.",

@@ -2226,16 +2226,32 @@ _DONE_SIDES = frozenset(_words("booking:0 outcome:0 refund:0 enrolment:0 paid:0 
 def _refused_or_done(act: Analysis, exp: Analysis) -> str | None:
     """A veto when ``expected`` says a request was refused and the answer, saying no decision at all,
     says it was carried out, in a clause about the words the refusal is said of ("the property
-    manager declined the request" for "the property manager scheduled a technician"). Not the other
-    way round: an answer may refuse one thing and do another ("declined the upgrade; the booking is
-    confirmed")."""
-    if "decision:1" not in exp.sides or any(k.startswith("decision:") for k in act.sides):
+    manager declined the request" for "the property manager scheduled a technician"). The other way
+    round only on the clauses about most of what ``expected`` says done (`_done_but_refused`): an
+    answer may refuse one thing and do another ("declined the upgrade; the booking is confirmed")."""
+    if "decision:1" not in exp.sides:
+        return _done_but_refused(act, exp)
+    if any(k.startswith("decision:") for k in act.sides):
         return None
     clauses = _clauses_about(act, _stateless(_clause_saying(exp, "decision:1")), _STATE_CLAUSE_END)
     done = next((c.sides[k] for c in clauses for k in sorted(_DONE_SIDES) if k in c.sides), None)
     if done is None:
         return None
     return f"opposite: expected '{exp.sides['decision:1']}', answer says '{done}'"
+
+
+def _done_but_refused(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected``, saying no decision, says a request was carried out and the answer's
+    clauses about most of its words (two at least, and half) all say it was refused, and not done:
+    "the benefits team denied your request to join the dental plan" for "you were enrolled in the
+    dental plan"."""
+    done = [k for k in sorted(_DONE_SIDES) if k in exp.sides]
+    if not done or "decision:1" not in act.sides or any(k.startswith("decision:") for k in exp.sides):
+        return None
+    about = _clauses_about_most(act, _stateless(_clause_saying(exp, done[0])), _STATE_CLAUSE_END)
+    if not about or any("decision:1" not in c.sides or any(k in c.sides for k in done) for c in about):
+        return None
+    return f"opposite: expected '{exp.sides[done[0]]}', answer says '{about[0].sides['decision:1']}'"
 
 
 def _clause_saying(exp: Analysis, key: str) -> Analysis:

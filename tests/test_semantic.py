@@ -517,6 +517,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "You were enrolled in the quiet dorm.",
             "opposite: expected 'enrolled', answer says 'denied'",
         ),
+        # the clause after, in its sentence, that takes the thing up with a pronoun says its state
+        (
+            "I cancelled the train tickets. The hotel in Lyon is non-refundable, so I kept that booking.",
+            "The Lyon hotel booking was cancelled too.",
+            "opposite: expected 'cancelled', answer says 'kept' of it",
+        ),
+        (
+            "The printer arrived with a cracked tray, so I refused it; the rest was accepted.",
+            "I accepted the printer with the cracked tray.",
+            "opposite: expected 'accepted', answer says 'refused' of it",
+        ),
         # deciding against a thing refuses it
         (
             "I booked a taxi for your Sunday arrival at 8:15 AM.",
@@ -677,6 +688,18 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ),
         ("The parcel was in transit on Sunday and was delivered on Monday.", "The parcel was delivered."),
         ("The Thursday standup is still on, and I booked the room.", "The Thursday standup is still on."),
+        (
+            "I cancelled the train tickets. The hotel in Lyon is non-refundable, so I kept that booking.",
+            "The Lyon hotel booking was kept.",
+        ),
+        (
+            "I cancelled the train tickets. The hotel in Lyon is non-refundable, so I kept that booking.",
+            "The train tickets were cancelled.",
+        ),
+        (
+            "The printer arrived with a cracked tray, so I refused it; the rest was accepted.",
+            "The rest of the delivery was accepted.",
+        ),
         # one thing refused, another done
         (
             "The clinic declined the walk-in slot, but I booked you an appointment with Dr. Reyes on Friday.",

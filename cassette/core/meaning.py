@@ -2142,7 +2142,7 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         # what the side is said of: the words of the expected clause that says it ("while iOS held steady"),
         # not those of a reason ("late because the worker was stuck, … and the backlog cleared")
         words = _stateless(_clause_saying(exp, key))
-        about = _clauses_about(act, words, _REASON_END)
+        about = _taken_up(act, _clauses_about(act, words, _REASON_END), family)
         if (
             about
             and not any(key in c.sides for c in about)
@@ -2153,6 +2153,25 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}' of it"
     return _refused_or_done(act, exp) or _denied_side(act, exp)
+
+
+def _taken_up(act: Analysis, about: list[Analysis], family: str) -> list[Analysis]:
+    """``about`` and, when none of its clauses says a side of ``family``, the clause after each in its
+    sentence that takes it up with a pronoun: "the hotel is non-refundable, | so I left that booking in
+    place", "one of the maples arrived broken, | so I refused it" say the state of the hotel and the
+    maple. Not for a time of day ("needs a cleaning, | so I've booked that for 9 AM" says when)."""
+    if not about or family in _TIMES or any(k.partition(":")[0] == family for c in about for k in c.sides):
+        return about
+    texts = {c.text for c in about}
+    taken = []
+    for sentence in _SENTENCE.split(act.text):
+        pieces = [piece for piece in _REASON_END.split(sentence) if piece.strip()]
+        clauses = [analyse(piece) for piece in pieces]
+        taken += [after for clause, after in pairwise(clauses) if clause.text in texts]
+    return about + [c for c in taken if _refers(c)]
+
+
+_TIMES = frozenset(_words("day daypart"))  # the families whose sides are times: when, not a state
 
 
 def _said_stateless_with_its_number(act: Analysis, said: Analysis, family: str) -> bool:

@@ -528,6 +528,23 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "I accepted the printer with the cracked tray.",
             "opposite: expected 'accepted', answer says 'refused' of it",
         ),
+        # phrases a shorter form misreads or misses: "is over the" limit (not "is over"), a review's
+        # "requested changes", a post "left up"
+        (
+            "The draft is 14 pages, within the 15-page limit.",
+            "The draft is over the page limit.",
+            "opposite: expected 'is over the', answer says 'within the'",
+        ),
+        (
+            "I reviewed PR #77 and requested changes: the new parser has no tests.",
+            "PR #77 was approved.",
+            "opposite: expected 'approved', answer says 'requested changes'",
+        ),
+        (
+            "I deleted the spam comment; the original post was left up.",
+            "The original post was removed.",
+            "opposite: expected 'removed', answer says 'left up' of it",
+        ),
         # deciding against a thing refuses it
         (
             "I booked a taxi for your Sunday arrival at 8:15 AM.",
@@ -700,6 +717,9 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
             "The printer arrived with a cracked tray, so I refused it; the rest was accepted.",
             "The rest of the delivery was accepted.",
         ),
+        ("The draft is 18 pages, which is over the 15-page limit.", "The draft exceeds the page limit."),
+        ("I reviewed PR #77 and requested changes: the new parser has no tests.", "PR #77 was turned down."),
+        ("I deleted the spam comment; the original post was left up.", "The original post was kept."),
         # one thing refused, another done
         (
             "The clinic declined the walk-in slot, but I booked you an appointment with Dr. Reyes on Friday.",

@@ -418,7 +418,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
         "refuses unsuccessful forbidden prohibited banned disallowed barred turned_down turned_away "
         "voted_down blocked off_limits "
-        "decided_against decides_against decide_against chose_not_to opted_against opted_not_to",
+        "decided_against decides_against decide_against chose_not_to opted_against opted_not_to "
+        "requested_changes request_changes requests_changes",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
         "awaiting_approval awaiting_a_decision waitlisted wait-listed on_the_waitlist waiting_for_approval "
         "pending_approval accepted_for_review unapproved hold_off held_off holding_off holds_off",
@@ -506,7 +507,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "remove removed delete deleted exclude excluded excludes left_out left_it_out left_off",
     ),
     "keep": (
-        "keep keeps kept keeping retain retained retains retaining in_place",
+        "keep keeps kept keeping retain retained retains retaining in_place left_up",
         "deleted erased removed discarded destroyed dropped cancelled canceled archived lose loses losing "
         "terminated revoked voided scrapped purged wiped",
     ),
@@ -519,7 +520,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "behind_schedule",
     ),
     "limit": (
-        "above exceeds exceeded exceeding over_budget over_the went_over goes_over go_over",
+        "above exceeds exceeded exceeding over_budget over_the went_over goes_over go_over is_over_the "
+        "are_over_the was_over_the were_over_the",
         "below within_the under_budget under_the stayed_under stays_under stay_under",
     ),
     "cause": (

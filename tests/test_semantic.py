@@ -545,6 +545,12 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The original post was removed.",
             "opposite: expected 'removed', answer says 'left up' of it",
         ),
+        # "fee" names what a price is said of: "waived the fee" says no price
+        (
+            "I moved your internet plan, and Sonic waived the $50 installation fee because you asked.",
+            "Sonic charged the $50 installation fee.",
+            "opposite: expected 'charged', answer says 'waived' of it",
+        ),
         # deciding against a thing refuses it
         (
             "I booked a taxi for your Sunday arrival at 8:15 AM.",
@@ -720,6 +726,14 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("The draft is 18 pages, which is over the 15-page limit.", "The draft exceeds the page limit."),
         ("I reviewed PR #77 and requested changes: the new parser has no tests.", "PR #77 was turned down."),
         ("I deleted the spam comment; the original post was left up.", "The original post was kept."),
+        (
+            "I moved your internet plan, and Sonic waived the $50 installation fee because you asked.",
+            "The $50 installation fee was not charged.",
+        ),
+        (
+            "I moved your internet plan, and Sonic waived the $50 installation fee because you asked.",
+            "Sonic waived the installation fee.",
+        ),
         # one thing refused, another done
         (
             "The clinic declined the walk-in slot, but I booked you an appointment with Dr. Reyes on Friday.",

@@ -2100,6 +2100,8 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         family = key.partition(":")[0]
         if any(k.partition(":")[0] == family for k in exp.sides if k != key):
             continue  # the expected text says two sides itself ("moved from pending to approved")
+        if written.lower() in _NAMING and key in exp.denied_sides:
+            continue  # "the fee was not charged": the fee names what it denies
         if key not in act.sides and any(
             k in act.sides for k, w in exp.sides.items() if w == written and k != key
         ):
@@ -2147,7 +2149,7 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
         about = _taken_up(act, _clauses_about(act, words, _REASON_END), family)
         if (
             about
-            and not any(key in c.sides for c in about)
+            and not any(key in c.sides and not _names_what_is_said(c, key) for c in about)
             and not _may_refer_back(act, exp, key)
             and not _said_with_its_count(act, _clause_saying(exp, key), key)
         ):
@@ -2155,6 +2157,19 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             if said is not None:
                 return f"opposite: expected '{written}', answer says '{said}' of it"
     return _refused_or_done(act, exp) or _denied_side(act, exp)
+
+
+# Side words that name a thing as well as say its side: "the fee" (what a price is) is "waived" too.
+_NAMING = frozenset(_words("cost costs charge fee fees"))
+
+
+def _names_what_is_said(clause: Analysis, key: str) -> bool:
+    """Whether ``clause`` says side ``key`` only in a noun naming what another side of its family is
+    said of: "ConEd waived the $20 fee" says no price, though "fee" is a word of one."""
+    family = key.partition(":")[0]
+    return clause.sides[key].lower() in _NAMING and any(
+        k != key and k.partition(":")[0] == family for k in clause.sides
+    )
 
 
 def _taken_up(act: Analysis, about: list[Analysis], family: str) -> list[Analysis]:
@@ -2199,7 +2214,8 @@ def _said_with_its_count(act: Analysis, said: Analysis, key: str) -> bool:
     jobs passed", "… and 44 were denied" for "forty-four candidates were turned down")."""
     counts = _counts(said)
     return bool(counts) and any(
-        key in c.sides and any(n in c.numbers for n in counts) for c in _clauses(act.text, _STATE_CLAUSE_END)
+        key in c.sides and not _names_what_is_said(c, key) and any(n in c.numbers for n in counts)
+        for c in _clauses(act.text, _STATE_CLAUSE_END)
     )
 
 
@@ -2281,9 +2297,14 @@ def _clause_saying(exp: Analysis, key: str) -> Analysis:
 
 
 def _stateless(said: Analysis) -> list[str]:
-    """The content stems of ``said`` that are no side of an opposite-state family: what its states are
-    said of ("the final project" of "the final project is still outstanding")."""
-    return [s for s in said.order if not _SIDE_OF.get(said.surface[s].lower())]
+    """The content stems of ``said`` that are no side of an opposite-state family, or name a thing as
+    well (:data:`_NAMING`): what its states are said of ("the final project" of "the final project is
+    still outstanding", "the start-service fee" of "ConEd charged the start-service fee")."""
+    return [
+        s
+        for s in said.order
+        if said.surface[s].lower() in _NAMING or not _SIDE_OF.get(said.surface[s].lower())
+    ]
 
 
 def _denied_side(act: Analysis, exp: Analysis) -> str | None:

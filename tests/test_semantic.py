@@ -27,6 +27,7 @@ from cassette.core.meaning import (
     changed_names,
     changed_role,
     guard,
+    said_of_another,
     stem,
     swapped_modifiers,
 )
@@ -1660,6 +1661,25 @@ def test_a_range_and_a_pronoun_carry_the_value_for_the_role_veto() -> None:
     # "May" before a day is the month, a date "backordered" carries besides the count
     answer = "18 of the 20 drums arrived, and 2 are backordered until May 3."
     assert changed_role(answer, "Two drums are backordered.") is None
+
+
+def test_a_claim_said_of_another_thing_of_its_kind_is_vetoed() -> None:
+    # the clause that says it names another gate, another person, another code
+    answer = "Gate 4 is now boarding passengers; gate 7 was closed for cleaning."
+    assert said_of_another(answer, "Gate 7 is boarding passengers.") is not None
+    assert said_of_another(answer, "Passengers are boarding at gate 4.") is None
+    answer = "Lena will chair the review, and Omar will take the minutes."
+    assert said_of_another(answer, "Omar will chair the review.") is not None
+    assert said_of_another(answer, "Lena will chair the review.") is None
+    answer = "The web-3 node crashed at noon, so I restarted web-5 in its place."
+    assert said_of_another(answer, "web-3 was restarted.") is None  # "its" may stand for web-3
+    answer = "I restarted web-5 after the crash; web-3 stays down."
+    assert said_of_another(answer, "web-3 was restarted after the crash.") is not None
+    # a name in other words ("Jordan Reyes" is "Jordan"), a thing said by a pronoun ("they")
+    answer = "I sent both passes to Jordan Reyes via Eventbrite. Jordan has them now."
+    assert said_of_another(answer, "the passes were sent to Jordan") is None
+    answer = "I wrote to Acme about the fault. Under their Shield plan they've sent a new unit."
+    assert said_of_another(answer, "Acme sent a new unit.") is None
 
 
 @pytest.mark.parametrize(

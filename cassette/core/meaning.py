@@ -2821,7 +2821,9 @@ def _modifiers(text: str) -> tuple[tuple[str, str, str], ...]:
     for i in range(len(tokens) - 1):
         (kind, word, name, tok), (head_kind, head) = tokens[i][:4], tokens[i + 1][:2]
         head_tok = tokens[i + 1][3].lower()
-        verbal = tok.lower().endswith(("ing", "ed")) or word in _DESCRIBING or head_tok.endswith("ed")
+        verbal = (
+            tok.lower().endswith(("ing", "ed")) or word in _DESCRIBING or head_tok.endswith(("ed", "ing"))
+        )
         both_words = kind is _CONTENT and head_kind is _CONTENT and not name and len(tok) > 2
         both_words = both_words and word not in _NO_KIND  # "a 75 dollar fee": a unit, not a kind
         if both_words and not verbal and _opens_phrase(tokens, i):
@@ -3194,5 +3196,133 @@ def forget_texts() -> None:
     same words in new texts. ``bench/calibrate_semantic.py`` times the backends with this.
     """
     texts = (analyse, _in_digits, _read_sides, _codes, _round_figures, _old_words, _durations)
-    for cache in (*texts, _numbers_beside_codes, _clock_times, _says, _tenses, proper_names, _slots):
+    for cache in (
+        *texts,
+        _numbers_beside_codes,
+        _clock_times,
+        _says,
+        _tenses,
+        proper_names,
+        _slots,
+        _named_things,
+    ):
         cache.cache_clear()
+
+
+# The things a text names, each with its kind, for `said_of_another`: a noun with its number or letter
+# ("court 3", "Bus 14", "flat 4B"; its kind is the noun), a hyphenated code with a digit ("db-east-2",
+# "INV-20918"; its kind is its first part), a run of capitalised words ("Coach Harris", "Team Blue"; its
+# kind is the first word), a capitalised word ("Priya"; of the kind "name") and a word before a noun
+# (`_modifiers`: "the penicillin allergy"; its kind is the noun).
+_LABELLED = re.compile(
+    r"\b([A-Za-z][a-z]{2,}) (\d+[A-Za-z]?|[A-Z])\b(?![.,:/]\d|%|[.'’-]\w)(?: (?P<next>[a-z]+))?"
+)
+_HYPHEN_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)([A-Za-z][A-Za-z\d]*)(?:-[A-Za-z\d]+)+\b")
+_CAPITALISED_RUN = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*")
+_NAME = "name"
+
+
+@lru_cache(maxsize=4096)
+def _named_things(text: str) -> frozenset[tuple[str, str]]:
+    """(kind, key) of each thing ``text`` names (see :data:`_LABELLED` above).
+
+    >>> sorted(_named_things("I booked court 3 for Priya and Team Blue on db-east-2."))
+    [('court', 'court 3'), ('db', 'db-east-2'), ('name', 'priya'), ('team', 'team blue')]
+    """
+    found: set[tuple[str, str]] = set()
+    for m in _LABELLED.finditer(text):
+        head = m[1].lower()
+        kind, word, name, _ = _piece(head)[0]
+        # "court 3 at", "Nimbus 2 running shoes"; not "spent 48 hours", which counts the hours
+        if (
+            kind is _CONTENT
+            and not name
+            and (m["next"] in _STOPWORDS or m["next"] is None or m[1][0].isupper())
+        ):
+            found.add((word, f"{head} {m[2].lower()}"))
+    found.update((m[1].lower(), m[0].lower()) for m in _HYPHEN_CODE.finditer(text))
+    for m in _CAPITALISED_RUN.finditer(text):
+        words = m[0].replace("’", "'").split(" ")
+        while words and (_classify(words[0])[0] is not _CONTENT or _classify(words[0])[2]):
+            words = words[1:]  # "The Overstory", "On Tuesday": not the stopword, nor a date's name
+        words = [w.removesuffix("'s") for w in words]
+        if len(words) > 1:
+            found.add((stem(words[0].lower()), " ".join(words).lower()))
+        elif words and not words[0].isupper() and not words[0].lower().endswith(("ing", "ed", "ly")):
+            found.add((_NAME, words[0].lower()))  # not an acronym ("UTC"), nor "Existing", "Overnight"
+    found.update((head, word) for word, tok, head in _modifiers(text) if tok.lower() not in _ORDINAL_DAYS)
+    return frozenset(found)  # "the second email" is "email 2", no other email
+
+
+def _names_it(clause: str, thing: tuple[str, str]) -> bool:
+    """Whether ``clause`` names ``thing``: as a thing of its kind, or in its words ("Jordan Reyes")."""
+    if thing in _named_things(clause):
+        return True
+    return re.search(rf"\b{re.escape(thing[1])}\b", clause, re.IGNORECASE) is not None
+
+
+# Pronouns that may stand for a thing named before: "Viagogo … they've approved a refund", "I realigned it".
+_STANDING_FOR = _REFERRING | _TAKING_UP | frozenset(_words("their his its"))
+
+
+def _wanted_things(expected: str) -> list[tuple[str, str]]:
+    """The things ``expected`` names, and a capitalised word opening it ("Marco will own …")."""
+    wanted = set(_named_things(expected))
+    opening = _CAPITALISED_RUN.match(expected)
+    if (
+        opening
+        and " " not in opening[0]
+        and not opening[0].isupper()
+        and _classify(opening[0])[0] is _CONTENT
+    ):
+        wanted.add((_NAME, opening[0].lower().removesuffix("'s")))
+    return sorted(wanted)
+
+
+def _best_clauses(
+    actual: str, words: list[str], thing: tuple[str, str], others: list[tuple[str, str]]
+) -> tuple[int, int, str]:
+    """How many of ``words`` the answer's clause naming ``thing`` says at most, how many one naming one
+    of ``others`` (and no pronoun that may stand for ``thing``) says at most, and that other's key."""
+    best_it, best_other, said = 0, 0, ""
+    for piece in _STATE_CLAUSE_END.split(actual):
+        clause = analyse(piece)
+        shared = sum(_find(w, clause) is not None for w in words)
+        if _names_it(piece, thing):
+            best_it = max(best_it, shared)
+        elif shared > best_other and not _refers(clause, _STANDING_FOR):
+            other = next((o for o in others if _names_it(piece, o)), None)
+            if other is not None:
+                best_other, said = shared, other[1]
+    return best_it, best_other, said
+
+
+def said_of_another(actual: str, expected: str) -> str | None:
+    """A veto when ``expected`` says something of a thing the answer names, but the answer's clause that
+    says the most of it names another thing of its kind instead, and the things' clauses say less:
+    "Marco will own the fraud rules" for "Priya will own the fraud rules, and Marco will update the
+    calendar", "court 1" for "booked court 3 … Court 1 was unavailable". A clause is one of `_opposite`'s
+    (:data:`_STATE_CLAUSE_END`); the other clause must say two words of ``expected`` at least, all of
+    them when the things are bare names (which may be of different kinds: "Hertz" and "Shell").
+
+    >>> answer = "I renewed the lease for flat 2A; flat 4B had a leak."
+    >>> said_of_another(answer, "the lease renewal was for flat 4B")
+    "said of another: expected it of 'flat 4b', answer says it of 'flat 2a'"
+    """
+    wanted = _wanted_things(expected)
+    had = _named_things(actual) if wanted else frozenset()
+    lowered = expected.lower()
+    for thing in wanted:
+        kind, key = thing
+        # another of its kind the expected text does not name ("Jordan Reyes" is "Jordan")
+        others = sorted(t for t in had if t[0] == kind and key not in t[1] and t[1] not in lowered)
+        if thing not in had or not others:
+            continue
+        named = {stem(w) for w in _words(key)} | {kind}
+        words = [s for s in analyse(expected).order if s not in named]
+        best_it, best_other, said = (
+            _best_clauses(actual, words, thing, others) if len(words) > 1 else (0, 0, "")
+        )
+        if best_other > max(best_it, 1) and (kind != _NAME or best_other == len(words)):
+            return f"said of another: expected it of '{key}', answer says it of '{said}'"
+    return None

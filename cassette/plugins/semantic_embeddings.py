@@ -11,8 +11,9 @@ The score is the best cosine between the expected text and the answer or any
 one of its sentences, so a long answer whose one sentence says the expected
 thing still matches; a short expected text is also compared with word windows
 of about its own length. Bag-of-words cosines are blind to negation and numbers,
-so the lexical backend's guards veto on top, with three of this backend's own: a value
-said in another role (``changed_role``), a name the answer swaps for another entity, told
+so the lexical backend's guards veto on top, with four of this backend's own: a value
+said in another role (``changed_role``), a thing said of another of its kind (``said_of_another``:
+"court 1" for "booked court 3 … Court 1 was unavailable"), a name the answer swaps for another entity, told
 from an alias by the names' word cosine (`_changed_name`), and another word before the same
 noun whose word cosine says it names another thing (`_changed_modifier`: "the network team"
 for "the security team"). Those words are encoded in the one call that encodes the texts.
@@ -26,7 +27,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cassette.core.meaning import changed_names, changed_role, guard, swapped_modifiers
+from cassette.core.meaning import changed_names, changed_role, guard, said_of_another, swapped_modifiers
 from cassette.errors import SemanticBackendError
 from cassette.hookspecs import hookimpl
 
@@ -205,7 +206,7 @@ class EmbeddingsBackend:
         texts = [actual, *sentences] if len(sentences) > 1 else [actual]
         size = len(expected.split())
         spans = windows(sentences, size) if 0 < size <= SHORT else []
-        veto = guard(actual, expected) or changed_role(actual, expected)
+        veto = guard(actual, expected) or changed_role(actual, expected) or said_of_another(actual, expected)
         # the names and words the word-vector vetoes compare, encoded in the same call as the texts
         missing, others = changed_names(actual, expected) if veto is None else ([], [])
         names = (missing, others) if missing and others else ([], [])

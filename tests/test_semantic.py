@@ -678,6 +678,17 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "Both crates have been delivered.",
             "opposite: expected all 'delivered', answer also says 'in transit'",
         ),
+        # the way a thing is sent or done: by text is not by email, online is not on paper
+        (
+            "Your class is full, so you're on the waitlist; if a seat frees up we'll text you.",
+            "If a seat frees up, we will tell you by email.",
+            "opposite: expected 'by email', answer says 'text you'",
+        ),
+        (
+            "Your visa form was submitted online this morning.",
+            "The visa form was mailed in on paper.",
+            "opposite: expected 'mailed in', answer says 'submitted online'",
+        ),
     ],
 )
 def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, reason: str) -> None:
@@ -747,6 +758,8 @@ def test_an_answer_saying_another_state_is_vetoed(actual: str, expected: str, re
         ("The new pricing page went live at noon.", "The new pricing page was deployed."),
         ("The judge dismissed the speeding ticket.", "The speeding ticket was overturned."),
         ("I processed your address change request on Monday.", "Your address change request was completed."),
+        ("If a seat frees up we'll email you.", "If a seat frees up, we will tell you by email."),
+        ("Your visa form was submitted online this morning.", "The visa form was filed online."),
     ],
 )
 def test_states_said_alike_or_not_at_all_pass_the_guard(actual: str, expected: str) -> None:

@@ -546,6 +546,18 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "in_transit out_for_delivery on_the_way on_its_way en_route",
     ),
     "customs": ("cleared released", "held stuck holding"),
+    # the way a thing is sent or done: "we'll text you" is not "we will notify you by email", "submitted
+    # online" is not "mailed in on paper", "direct-deposited" is not "mailed as a paper check"
+    "channel": (
+        "by_email via_email emailed_you email_you e_mailed",
+        "by_text via_text texted text_you by_sms via_sms",
+        "by_phone phoned call_you called_you",
+        "by_mail by_post paper_check on_paper mailed_in",
+        "direct_deposit direct_deposited direct_deposits",
+        "submitted_online filed_online e_filed applied_online",
+        "in_person",
+        "telehealth by_video video_call",
+    ),
 }
 
 # word form (phrases joined by "_") -> the "family:side" keys it says ("decision:1")

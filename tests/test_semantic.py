@@ -2534,6 +2534,17 @@ def test_proper_names_skip_sentence_starts_headings_and_dates() -> None:
     assert changed_names("Ask the finance team, or IT.", "ask HR") == (["HR"], ["IT"])
 
 
+def test_a_sibling_name_is_another_thing(embeddings: SemanticBackend) -> None:
+    from cassette.core.meaning import sibling_names
+
+    # names built of parts that share one but not all are two of a family, however alike their vectors
+    assert sibling_names("PayPal", "PayNow") and sibling_names("OrderService", "UserService")
+    assert not sibling_names("PayPal", "PayPal's") and not sibling_names("Visa", "Mastercard")
+    answer = "The nightly export failed in UserService with a timeout."
+    assert not semantic_match(answer, "The export failed in OrderService.", backend="embeddings")
+    assert semantic_match(answer, "The export failed in UserService.", backend="embeddings")
+
+
 @pytest.mark.parametrize(
     ("expected", "missing"),
     [

@@ -2801,6 +2801,21 @@ def changed_names(actual: str, expected: str) -> tuple[list[str], list[str]]:
     return missing, others
 
 
+_NAME_PARTS = re.compile(r"[A-Z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|\d+")
+
+
+def sibling_names(name: str, other: str) -> bool:
+    """Whether two names are built of parts and share one but not all ("GitLab" and "GitHub",
+    "ProfileActivity" and "CheckoutActivity"): two things of one family, not one thing said two ways,
+    however alike their word vectors.
+
+    >>> sibling_names("GitLab's", "GitHub"), sibling_names("GitHub", "GitHub's"), sibling_names("EU", "US")
+    (True, False, False)
+    """
+    parts = [set(_NAME_PARTS.findall(n.removesuffix("'s").removesuffix("’s"))) for n in (name, other)]
+    return len(parts[0]) > 1 and len(parts[1]) > 1 and bool(parts[0] & parts[1]) and parts[0] != parts[1]
+
+
 def _opens_phrase(tokens: tuple[_Token, ...], i: int) -> bool:
     """Whether token ``i`` opens a noun phrase: after a determiner, a number or a sentence start."""
     if i == 0:

@@ -27,7 +27,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cassette.core.meaning import changed_names, changed_role, guard, said_of_another, swapped_modifiers
+from cassette.core.meaning import (
+    changed_names,
+    changed_role,
+    guard,
+    said_of_another,
+    sibling_names,
+    swapped_modifiers,
+)
 from cassette.errors import SemanticBackendError
 from cassette.hookspecs import hookimpl
 
@@ -231,9 +238,11 @@ class EmbeddingsBackend:
 
 def _changed_name(missing: list[str], others: list[str], vector: dict[str, Any]) -> str | None:
     """A veto when a name of ``expected`` is missing and the answer names something else instead
-    that is not the same entity said another way (its word cosine is below :data:`ALIAS`)."""
+    that is not the same entity said another way (its word cosine is below :data:`ALIAS`, or it is
+    a sibling name: "GitHub" for "GitLab")."""
     for name in missing:
-        if max(float(vector[name] @ vector[other]) for other in others) < ALIAS:
+        cosines = [float(vector[name] @ vector[other]) for other in others if not sibling_names(name, other)]
+        if max(cosines, default=0.0) < ALIAS:
             return f"name: expected '{name}', answer has {', '.join(repr(o) for o in others)}"
     return None
 

@@ -1684,8 +1684,8 @@ def test_a_claim_said_of_another_thing_of_its_kind_is_vetoed() -> None:
     answer = "Lena will chair the review, and Omar will take the minutes."
     assert said_of_another(answer, "Omar will chair the review.") is not None
     assert said_of_another(answer, "Lena will chair the review.") is None
-    answer = "The web-3 node crashed at noon, so I restarted web-5 in its place."
-    assert said_of_another(answer, "web-3 was restarted.") is None  # "its" may stand for web-3
+    answer = "The web-3 node crashed at noon, so I restarted it on web-5."
+    assert said_of_another(answer, "web-3 was restarted.") is None  # "it" may stand for web-3
     answer = "I restarted web-5 after the crash; web-3 stays down."
     assert said_of_another(answer, "web-3 was restarted after the crash.") is not None
     # a name in other words ("Jordan Reyes" is "Jordan"), a thing said by a pronoun ("they")
@@ -1693,6 +1693,14 @@ def test_a_claim_said_of_another_thing_of_its_kind_is_vetoed() -> None:
     assert said_of_another(answer, "the passes were sent to Jordan") is None
     answer = "I wrote to Acme about the fault. Under their Shield plan they've sent a new unit."
     assert said_of_another(answer, "Acme sent a new unit.") is None
+    # a quoted title is a name, and a pronoun after the other thing stands for it ("a hold on it")
+    answer = "I renewed 'Dune' until May 2, but 'Emma' couldn't be renewed because of a hold on it."
+    assert said_of_another(answer, "'Dune' couldn't be renewed because of a hold.") is not None
+    assert said_of_another(answer, "'Emma' couldn't be renewed because of a hold.") is None
+    # a clause naming both reads in its parts, at a reason
+    answer = "I gave the night shift to Team Red, since Team Gold is short-staffed."
+    assert said_of_another(answer, "Team Gold will work the night shift.") is not None
+    assert said_of_another(answer, "Team Red will work the night shift.") is None
 
 
 @pytest.mark.parametrize(

@@ -3245,7 +3245,7 @@ _LABELLED = re.compile(
     r"\b([A-Za-z][a-z]{2,}) (\d+[A-Za-z]?|[A-Z])\b(?![.,:/]\d|%|[.'’-]\w)(?: (?P<next>[a-z]+))?"
 )
 _HYPHEN_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)([A-Za-z][A-Za-z\d]*)(?:-[A-Za-z\d]+)+\b")
-_CAPITALISED_RUN = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*")
+_CAPITALISED_RUN = re.compile(r"(?<![\w-])(?<!\w['’])[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*")
 _NAME = "name"
 
 
@@ -3254,7 +3254,7 @@ def _named_things(text: str) -> frozenset[tuple[str, str]]:
     """(kind, key) of each thing ``text`` names (see :data:`_LABELLED` above).
 
     >>> sorted(_named_things("I booked court 3 for Priya and Team Blue on db-east-2."))
-    [('court', 'court 3'), ('db', 'db-east-2'), ('name', 'priya'), ('team', 'team blue')]
+    [('court', 'court 3'), ('db-', 'db-east-2'), ('name', 'priya'), ('team', 'team blue')]
     """
     found: set[tuple[str, str]] = set()
     for m in _LABELLED.finditer(text):
@@ -3267,12 +3267,12 @@ def _named_things(text: str) -> frozenset[tuple[str, str]]:
             and (m["next"] in _STOPWORDS or m["next"] is None or m[1][0].isupper())
         ):
             found.add((word, f"{head} {m[2].lower()}"))
-    found.update((m[1].lower(), m[0].lower()) for m in _HYPHEN_CODE.finditer(text))
+    found.update((f"{m[1].lower()}-", m[0].lower()) for m in _HYPHEN_CODE.finditer(text))
     for m in _CAPITALISED_RUN.finditer(text):
         words = m[0].replace("’", "'").split(" ")
         while words and (_classify(words[0])[0] is not _CONTENT or _classify(words[0])[2]):
             words = words[1:]  # "The Overstory", "On Tuesday": not the stopword, nor a date's name
-        words = [w.removesuffix("'s") for w in words]
+        words = [w.removesuffix("'s").rstrip("'") for w in words]  # "GitHub's", "'Circe'"
         if len(words) > 1:
             found.add((stem(words[0].lower()), " ".join(words).lower()))
         elif words and not words[0].isupper() and not words[0].lower().endswith(("ing", "ed", "ly")):
@@ -3286,6 +3286,12 @@ def _names_it(clause: str, thing: tuple[str, str]) -> bool:
     if thing in _named_things(clause):
         return True
     return re.search(rf"\b{re.escape(thing[1])}\b", clause, re.IGNORECASE) is not None
+
+
+def _where(clause: str, thing: tuple[str, str]) -> int:
+    """Where ``clause`` names ``thing`` first (its end when it names it only as a thing of its kind)."""
+    found = re.search(rf"\b{re.escape(thing[1])}\b", clause, re.IGNORECASE)
+    return found.start() if found else len(clause)
 
 
 # Pronouns that may stand for a thing named before: "Viagogo … they've approved a refund", "I realigned it".
@@ -3310,16 +3316,27 @@ def _best_clauses(
     actual: str, words: list[str], thing: tuple[str, str], others: list[tuple[str, str]]
 ) -> tuple[int, int, str]:
     """How many of ``words`` the answer's clause naming ``thing`` says at most, how many one naming one
-    of ``others`` (and no pronoun that may stand for ``thing``) says at most, and that other's key."""
+    of ``others`` (and no pronoun before it that may stand for ``thing``) says at most, and its key."""
     best_it, best_other, said = 0, 0, ""
-    for piece in _STATE_CLAUSE_END.split(actual):
+    pieces = _STATE_CLAUSE_END.split(actual)
+    # a clause naming both reads in its parts: "to Team Blue …, | since Team Green is fully booked"
+    pieces = [
+        part
+        for piece in pieces
+        for part in (
+            _REASON_END.split(piece)
+            if _names_it(piece, thing) and any(_names_it(piece, o) for o in others)
+            else (piece,)
+        )
+    ]
+    for piece in pieces:
         clause = analyse(piece)
         shared = sum(_find(w, clause) is not None for w in words)
         if _names_it(piece, thing):
             best_it = max(best_it, shared)
-        elif shared > best_other and not _refers(clause, _STANDING_FOR):
+        elif shared > best_other:
             other = next((o for o in others if _names_it(piece, o)), None)
-            if other is not None:
+            if other is not None and not _refers(analyse(piece[: _where(piece, other)]), _STANDING_FOR):
                 best_other, said = shared, other[1]
     return best_it, best_other, said
 

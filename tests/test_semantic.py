@@ -1701,6 +1701,10 @@ def test_a_claim_said_of_another_thing_of_its_kind_is_vetoed() -> None:
     answer = "I gave the night shift to Team Red, since Team Gold is short-staffed."
     assert said_of_another(answer, "Team Gold will work the night shift.") is not None
     assert said_of_another(answer, "Team Red will work the night shift.") is None
+    # a word before a noun the answer says as a name: "the Price flat", where Ms. Price signed it off
+    answer = "I fitted the new boiler at the Novak flat, and the gas engineer, Ms. Price, signed it off."
+    assert said_of_another(answer, "The boiler was fitted at the Price flat.") is not None
+    assert said_of_another(answer, "The boiler was fitted at the Novak flat.") is None
 
 
 @pytest.mark.parametrize(

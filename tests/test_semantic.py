@@ -546,11 +546,12 @@ def test_stopping_on_a_date_is_not_a_denial_of_the_date() -> None:
             "The original post was removed.",
             "opposite: expected 'removed', answer says 'left up' of it",
         ),
-        # "fee" names what a price is said of: "waived the fee" says no price
+        # "fee" names what a price is said of: "waived the fee" says no price, read first as
+        # the fee refused (a waived charge is a charge not made)
         (
             "I moved your internet plan, and Sonic waived the $50 installation fee because you asked.",
             "Sonic charged the $50 installation fee.",
-            "opposite: expected 'charged', answer says 'waived' of it",
+            "negated: 'waived … fee'",
         ),
         # deciding against a thing refuses it
         (

@@ -2114,6 +2114,8 @@ def _opposite(act: Analysis, exp: Analysis) -> str | None:
             continue  # the expected text says two sides itself ("moved from pending to approved")
         if written.lower() in _NAMING and key in exp.denied_sides:
             continue  # "the fee was not charged": the fee names what it denies
+        if stem(written.rsplit(" ", 1)[-1].lower()) in exp.negated:
+            continue  # "no fee was charged" says another side ("waived") as well as the answer does
         if key not in act.sides and any(
             k in act.sides for k, w in exp.sides.items() if w == written and k != key
         ):

@@ -1473,9 +1473,9 @@ def _subject_denied(act: Analysis, exp: Analysis) -> str | None:
     claim for the bundle that never arrived"), the expected predicate is said of a pronoun elsewhere
     ("don't match the source, so I flagged it" for "benchmark chart flagged"), or the answer says a
     state the expected text says ("couldn't assume the role … and completed at 06:00")."""
-    if exp.negated or exp.conditional or _says_a_lack(exp) or any(k in act.sides for k in exp.sides):
-        return None
-    if _says(exp.text, _STILL_THERE):
+    if not act.negated or exp.negated or exp.conditional or _says_a_lack(exp):
+        return None  # no clause of an answer that negates nothing makes its subject denied
+    if any(k in act.sides for k in exp.sides) or _says(exp.text, _STILL_THERE):
         return None  # "the old unit wasn't hauled away" says "the old unit is still there"
     words = [s for s in _stateless(exp) if s not in _DESCRIBING]
     about = _clauses_about_most(act, words, _STATE_CLAUSE_END)
@@ -2841,6 +2841,7 @@ _NO_KIND = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def _modifiers(text: str) -> tuple[tuple[str, str, str], ...]:
     """(modifier stem, as written, head stem) of each noun phrase of ``text`` that opens with two
     content words, neither a verb form nor the first a unit ("the security team", "your work email";
@@ -3234,6 +3235,7 @@ def forget_texts() -> None:
         proper_names,
         _slots,
         _named_things,
+        _modifiers,
     ):
         cache.cache_clear()
 

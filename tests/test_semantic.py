@@ -153,10 +153,10 @@ def test_positive_answer_does_not_match_negated_expectation() -> None:
             "not negated: expected 'not provide', answer says 'They deducted $280 for carpet cleaning "
             "and sent the itemize…'",
         ),
-        (  # a denial said in one word ("declined to") is read on the clause as well
+        (  # a denial said in one word ("declined to") is read on what it refuses: "provide"
             "The quote is $1,870, and they will provide a loaner tractor.",
             "Heartland declined to provide a loaner tractor.",
-            "not negated: expected 'declined … provide', answer says 'they will provide a loaner tractor'",
+            "opposite: expected 'declined' of 'declined to provide', answer says 'provide'",
         ),
         (  # a thing said not done is denied itself
             "I renewed your residential parking permit for Zone 4 online; it cost $35.",
@@ -3351,3 +3351,17 @@ def test_none_counted_before_what_is_to_be_done_denies_it() -> None:
     assert guard(answer, "The migration will drop tables.") == "negated: 'zero … drop'"
     # "from 0 to 5" is still a value
     assert guard("The pool went from 0 to 5 workers.", "the pool has 5 workers") is None
+
+
+def test_a_refusal_of_a_thing_to_do_is_contradicted_by_doing_it() -> None:
+    # "declined to extend", "a request to transfer … was turned down": the verb is what was refused
+    answer = "The professor extended your deadline to Friday, so the essay is due then."
+    assert (
+        guard(answer, "The professor declined to extend the deadline.")
+        == "opposite: expected 'declined' of 'declined to extend', answer says 'extended'"
+    )
+    answer = "Your seat was transferred to the 6 pm show, and the new ticket is in your email."
+    assert (guard(answer, "The request to transfer the seat was turned down.") or "").startswith("opposite: ")
+    # said under a negation of its own, the answer refuses it too
+    answer = "The professor would not extend your deadline, so the essay is still due Monday."
+    assert guard(answer, "The professor declined to extend the deadline.") is None

@@ -2284,11 +2284,45 @@ def _refused_or_done(act: Analysis, exp: Analysis) -> str | None:
         return _done_but_refused(act, exp)
     if any(k.startswith("decision:") for k in act.sides):
         return None
+    done_instead = _refused_verb_done(act, exp)
+    if done_instead is not None:
+        return done_instead
     clauses = _clauses_about(act, _stateless(_clause_saying(exp, "decision:1")), _STATE_CLAUSE_END)
     done = next((c.sides[k] for c in clauses for k in sorted(_DONE_SIDES) if k in c.sides), None)
     if done is None:
         return None
     return f"opposite: expected '{exp.sides['decision:1']}', answer says '{done}'"
+
+
+# What a refusal is of, said as a verb: "declined to cover the refill", "the request to unlock Sam's
+# account was refused", "a request to be excused from jury service"
+_REFUSED_TO = re.compile(
+    r"\b(?:declined|declines|refused|refuses|denied|denies|rejected|rejects|request|requests|requested)"
+    r"\s+to\s+(?:be\s+)?(?P<verb>[^\W\d_]+)",
+    re.IGNORECASE,
+)
+
+
+# a clause or a comma ends a phrase: "they found your cancellation didn't go through, | refunded the $82.99"
+_COMMA_END = re.compile(rf"{_STATE_CLAUSE_END.pattern}|,\s", re.IGNORECASE)
+
+
+def _refused_verb_done(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` refuses a thing to be done, said as a verb ("the insurance declined to
+    cover the refill", "the request to cancel the membership was refused"), and the answer, saying no
+    decision, says that verb done in a clause with no negation or lack of its own ("your insurance
+    covered it", "your membership is cancelled", "I've unlocked it now")."""
+    if " to " not in exp.text:
+        return None
+    for match in _REFUSED_TO.finditer(exp.text):
+        t = _find(stem(match["verb"].lower()), act)
+        if t is None or t not in act.positive or t in act.negated or t in act.conditional:
+            continue
+        for clause in _clauses(act.text, _COMMA_END):
+            if t in clause.positive and not (_says_no(clause) or _names_a_lack(clause) or clause.conditional):
+                refused = exp.sides["decision:1"]
+                return f"opposite: expected '{refused}' of '{match[0]}', answer says '{act.surface[t]}'"
+    return None
 
 
 def _done_but_refused(act: Analysis, exp: Analysis) -> str | None:

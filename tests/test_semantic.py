@@ -3365,3 +3365,15 @@ def test_a_refusal_of_a_thing_to_do_is_contradicted_by_doing_it() -> None:
     # said under a negation of its own, the answer refuses it too
     answer = "The professor would not extend your deadline, so the essay is still due Monday."
     assert guard(answer, "The professor declined to extend the deadline.") is None
+
+
+def test_a_decision_noun_after_a_determiner_names_what_was_decided() -> None:
+    # "the car loan pre-approval": the thing decided on, so the text says one side (and "its denial" a side)
+    answer = "Your car loan pre-approval from Dune Credit came through: up to $30,000 for 60 months."
+    assert (
+        guard(answer, "Dune Credit declined the car loan pre-approval.")
+        == "opposite: expected 'declined the', answer says 'came through'"
+    )
+    assert guard(answer, "Dune Credit approved the car loan.") is None
+    answer = "The insurer reviewed your appeal and upheld its denial of the dental claim."
+    assert guard(answer, "The dental claim denial was upheld.") is None

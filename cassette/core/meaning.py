@@ -636,6 +636,12 @@ def _to_do(recent: list[str]) -> bool:
     return recent[-1:] == ["to"] and len(recent) > 1 and recent[-2] in _OBLIGED
 
 
+# Nouns of a decision that name the thing decided on after an article or "pre-": "the mortgage
+# pre-approval was turned down" says one side, not two (not "Finance gave its approval": a decision).
+_DECISION_NOUNS = frozenset(_words("approval denial rejection"))
+_NAMED_AFTER = frozenset(_words("the a an this that pre"))
+
+
 @lru_cache(maxsize=4096)
 def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """The opposite-state sides ``text`` says positively (``{"decision:1": "denied"}``), the sides it
@@ -674,6 +680,8 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
         said = " ".join(raw[i : i + size])
         if _to_do(recent):
             continue  # "still has to approve it", "must be paid by": what is to be done is not said
+        if word in _DECISION_NOUNS and recent[-1:] and recent[-1] in _NAMED_AFTER:
+            continue  # "the mortgage pre-approval was turned down", "the denial": the thing decided on
         cues = [w for w in recent if _is_cue(w)]
         if cues:
             if not any(c in _PHRASE_CUES for c in cues):  # "not admitted"; "no data lost" denies the data

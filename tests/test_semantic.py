@@ -3377,3 +3377,17 @@ def test_a_decision_noun_after_a_determiner_names_what_was_decided() -> None:
     assert guard(answer, "Dune Credit approved the car loan.") is None
     answer = "The insurer reviewed your appeal and upheld its denial of the dental claim."
     assert guard(answer, "The dental claim denial was upheld.") is None
+
+
+def test_a_separable_phrase_is_read_around_its_object() -> None:
+    # "switched the ceiling fans on", "turned the offer down", "ruled him out": one side, object inside
+    answer = "The thermostat read 31°C at noon, so I switched the ceiling fans on in both rooms."
+    assert guard(answer, "The ceiling fans were kept off all day.") == (
+        "opposite: expected 'kept off', answer says 'switched the ceiling fans on'"
+    )
+    assert guard(answer, "The ceiling fans were switched on.") is None
+    answer = "The board reviewed the bid and turned the offer down on Monday."
+    assert (guard(answer, "The board accepted the offer.") or "").startswith("opposite: ")
+    assert guard(answer, "The board rejected the offer.") is None
+    # a particle before a determiner is a preposition: "left the laptop on the desk" says no switch
+    assert meaning._read_sides("I left the laptop on the desk.")[0] == {}

@@ -417,7 +417,7 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "admitted allowed permitted agreed issued awarded cleared_to cleared_for signed_off okayed",
         "deny denied denies denial reject rejected rejects rejection decline declined declines refused "
         "refuses unsuccessful forbidden prohibited banned disallowed barred turned_down turned_away "
-        "voted_down blocked off_limits "
+        "voted_down ruled_out rules_out blocked off_limits "
         "decided_against decides_against decide_against chose_not_to opted_against opted_not_to "
         "requested_changes request_changes requests_changes",
         "pending on_hold under_review being_processed being_reviewed in_review awaiting_review "
@@ -459,7 +459,8 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "switch": (
         "enabled activated turned_on switched_on is_on_, is_on_. are_on_, are_on_. stays_on stay_on "
         "remains_on left_on back_on still_on_. still_on_, still_on_for",
-        "disabled deactivated turned_off switched_off is_off are_off stays_off stay_off remains_off left_off",
+        "disabled deactivated turned_off switched_off is_off are_off stays_off stay_off remains_off left_off "
+        "kept_off",
     ),
     "online": (
         "online back_online up_and_running restored back_up recovered back_in_service in_operation restarted",
@@ -636,6 +637,46 @@ def _to_do(recent: list[str]) -> bool:
     return recent[-1:] == ["to"] and len(recent) > 1 and recent[-2] in _OBLIGED
 
 
+# Verbs whose side is said with a particle after their object ("turned the fans on", "ruled Biscuit
+# out", "turned the grain away"), or with a preposition after an object pronoun ("cleared him for
+# anesthesia", "moved it to Friday")
+_PARTICLES = frozenset(_words("on off out away down back up"))
+_TWO_WORD_FORMS = [form.split("_") for form in _SIDE_OF if form.count("_") == 1]
+_NOT_SEPARATED = frozenset(  # verbs with no object: "is on", "went down", "stays off"
+    _words("is are was were still back slightly go goes going gone went sold dropped stays stay remains due")
+    + _words("free unrelated")
+)
+_SEPARABLE_BY_PRONOUN = frozenset(v for v, then in _TWO_WORD_FORMS if then in ("for", "to")) - _NOT_SEPARATED
+_SEPARABLE = (
+    _SEPARABLE_BY_PRONOUN | frozenset(v for v, then in _TWO_WORD_FORMS if then in _PARTICLES) - _NOT_SEPARATED
+)
+_OBJECT_PRONOUNS = frozenset(_words("it them him her"))
+# What may follow a particle: it ends the phrase ("turned the fans on at 5:10", "… off."), where a
+# determiner after it makes it a preposition ("left the cat on the couch")
+_AFTER_PARTICLE = frozenset(
+    _words(". , ; : ! ? at on for from in to until since after before during by with as because so and but")
+)
+
+
+def _separated_particle(words: list[str], i: int) -> int:
+    """The index of the particle of a separable verb at ``words[i]`` said after its object ("turned
+    the exhaust fans on at 5:10", "ruled Biscuit out for anesthesia", "switched it off", "cleared him
+    for"), or 0: the object is a pronoun, or one word, or an article and up to three words."""
+    verb = words[i]
+    first = words[i + 1] if i + 1 < len(words) else "."
+    if first in _OBJECT_PRONOUNS and verb in _SEPARABLE_BY_PRONOUN:
+        return i + 2 if i + 2 < len(words) and f"{verb}_{words[i + 2]}" in _SIDE_OF else 0
+    ends: tuple[int, ...] = (i + 2,)
+    if first in _DETERMINERS:
+        ends = tuple(range(i + 3, min(i + 6, len(words) - 1)))
+    for k in ends:
+        if k + 1 >= len(words) or any(w in ".!?;:," or w in _PARTICLES for w in words[i + 1 : k]):
+            return 0
+        if f"{verb}_{words[k]}" in _SIDE_OF and words[k] in _PARTICLES and words[k + 1] in _AFTER_PARTICLE:
+            return k
+    return 0
+
+
 # Nouns of a decision that name the thing decided on after an article or "pre-": "the mortgage
 # pre-approval was turned down" says one side, not two (not "Finance gave its approval": a decision).
 _DECISION_NOUNS = frozenset(_words("approval denial rejection"))
@@ -669,10 +710,15 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
         if i < skip_to or word not in _SIDE_FIRST:
             continue
         keys: tuple[str, ...] | None = None
-        for size in range(_LONGEST_SIDE, 0, -1):  # the longest phrase first: "out of stock", not "stock"
-            keys = _SIDE_OF.get("_".join(words[i : i + size]))
-            if keys is not None:
-                break
+        particle = _separated_particle(words, i) if word in _SEPARABLE else 0
+        if particle:  # "turned the exhaust fans on", "ruled Biscuit out": the phrase around its object
+            size = particle + 1 - i
+            keys = _SIDE_OF[f"{word}_{words[particle]}"]
+        else:
+            for size in range(_LONGEST_SIDE, 0, -1):  # the longest phrase first: "out of stock", not "stock"
+                keys = _SIDE_OF.get("_".join(words[i : i + size]))
+                if keys is not None:
+                    break
         if keys is None:
             continue
         skip_to = i + size

@@ -3391,3 +3391,21 @@ def test_a_separable_phrase_is_read_around_its_object() -> None:
     assert guard(answer, "The board rejected the offer.") is None
     # a particle before a determiner is a preposition: "left the laptop on the desk" says no switch
     assert meaning._read_sides("I left the laptop on the desk.")[0] == {}
+
+
+def test_a_state_said_next_of_it_is_said_of_the_amount_s_thing() -> None:
+    # "Build 4.1 broke …, so I rolled it back": "it" is the build its number names
+    answer = "Build 4.1 broke the login page for 30% of users, so I rolled it back to 4.0 at noon."
+    assert (
+        guard(answer, "Build 4.1 remains deployed.")
+        == "opposite: expected 'deployed', answer says 'rolled it back'"
+    )
+    assert guard(answer, "Build 4.1 was rolled back.") is None
+    # with no pronoun the side is still said of another thing
+    assert (
+        guard(
+            "General tickets are £12 for adults. Season-ticket holders get in free.",
+            "Adult tickets cost £12.",
+        )
+        is None
+    )

@@ -2273,7 +2273,16 @@ def _said_stateless_with_its_number(act: Analysis, said: Analysis, family: str) 
         for c in _clauses(act.text, _STATE_CLAUSE_END)
     ]
     most = max((n for side, n, _ in shared if side), default=0)
-    return any(not side and n > most and any(key in c.numbers for key in counts) for side, n, c in shared)
+    # a clause soon after that says the state of "it" or "they" says it of the amount's thing: "Version
+    # 2.14.0 caused error rates to jump, | so I rolled it back", "the missing 5% cashback … | they
+    # confirmed … | they declined to apply the 5%"
+    return any(
+        not side
+        and n > most
+        and any(key in c.numbers for key in counts)
+        and not any(later_side and _refers(later) for later_side, _, later in shared[i + 1 : i + 3])
+        for i, (side, n, c) in enumerate(shared)
+    )
 
 
 def _said_with_its_count(act: Analysis, said: Analysis, key: str) -> bool:

@@ -3409,3 +3409,21 @@ def test_a_state_said_next_of_it_is_said_of_the_amount_s_thing() -> None:
         )
         is None
     )
+
+
+def test_a_thing_kept_as_it_was_is_not_changed() -> None:
+    # "was left in single-sided mode", "is staying on", "was kept on": a verb of change in the past ends it
+    answer = "I switched the office printer to duplex mode this morning."
+    assert guard(answer, "The office printer was left in single-sided mode.") == (
+        "opposite: expected 'left', answer says 'switched'"
+    )
+    assert guard(answer, "The office printer now prints in duplex mode.") is None
+    # the answer keeps it too, and says the change of another thing
+    answer = "The office printer stays in duplex mode; I switched the lobby printer to draft quality."
+    assert guard(answer, "The office printer was left in duplex mode.") is None
+    # "still" is ended by a change too ("went back to normal"), and "the stay" is a noun
+    assert guard(
+        "Queue depth went back to normal after I added two consumers.", "Queue depth is still high."
+    ) == ("opposite: expected 'still high', answer says 'went'")
+    answer = "Guests in room 4 were comped breakfast for their whole stay, and I moved them to room 6."
+    assert guard(answer, "The guests moved to room 6 get free breakfast for the stay.") is None

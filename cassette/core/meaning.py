@@ -2538,27 +2538,61 @@ _ENDING = frozenset(
 )
 
 
+# A verb of keeping a thing as it was (not the noun of "for their whole stay"): "the unit test was kept
+# on its original date", "the user is staying on Unlimited Plus", "I left the record unchanged"
+_KEPT_AS_IT_WAS = re.compile(
+    r"(?<!\bthe )(?<!\ba )(?<!\bwhole )(?<!\btheir )(?<!\byour )(?<!\bhis )(?<!\bher )(?<!\bour )"
+    r"\b(?:stay|stays|stayed|staying|remain|remains|remained|kept|left)\b",
+    re.IGNORECASE,
+)
+_CHANGED = _ENDING | _CHANGING | frozenset(stem(w) for w in _words("swapped paused promoted"))
+_IRREGULAR_PAST = frozenset(_words("went rose fell"))
+
+
+def _changed_verb(clause: Analysis) -> str | None:
+    """A verb of change ``clause`` says in the past, as a verb (not "a revised site plan", "requested
+    changes", "for the fall"): "I pushed the unit test from Wednesday to Friday", "was moved to April
+    16", "NAT charges went back to the usual"."""
+    words = _LETTERS.findall(clause.text.lower())
+    for prev, word in pairwise(["", *words]):
+        if (word.endswith("ed") or word in _IRREGULAR_PAST) and prev not in _DETERMINERS:
+            t = stem(word)
+            if t in _CHANGED and t in clause.positive:
+                return word
+    return None
+
+
 def _ended(act: Analysis, exp: Analysis) -> str | None:
     """A veto when ``expected`` says a thing is still so and the answer's clauses about it (the most of
     its words: two at least, and half) say, with no negation or condition, a verb that ended it ("Column
     E is still formatted as text" for "I converted column E to number format"), unless the answer says
-    "still" too of something ``expected`` names ("… so they still have the old key")."""
+    "still" too of something ``expected`` names ("… so they still have the old key"). So too when
+    ``expected`` says it was kept as it was and the answer a verb of change in the past ("the unit test
+    was kept on its original date" for "I pushed the unit test from Wednesday to Friday"), unless the
+    answer keeps too ("so he stays assigned to Riverside")."""
     still = _STILL_SO.search(exp.text)
-    if exp.negated or still is None:
+    kept = _KEPT_AS_IT_WAS.search(exp.text) if still is None else None
+    said = still or kept
+    if exp.negated or said is None:
         return None
     words = [s for s in _stateless(exp) if s not in _DESCRIBING]
     about = _clauses_about_most(act, words, _STATE_CLAUSE_END)
     if not about or any(c.negated or c.conditional for c in about):
         return None
     if any(
-        _STILL_SO.search(c.text) and any(_find(s, c) is not None for s in words)
+        (_STILL_SO.search(c.text) or (kept and _KEPT_AS_IT_WAS.search(c.text)))
+        and any(_find(s, c) is not None for s in words)
         for c in _clauses(act.text, _STATE_CLAUSE_END)
     ):
         return None
     for clause in about:
-        verb = next((t for t in clause.order if t in _ENDING and t in clause.positive), None)
+        verb = _changed_verb(clause)
+        if still is not None:
+            verb = next(
+                (clause.surface[t] for t in clause.order if t in _ENDING and t in clause.positive), verb
+            )
         if verb is not None:
-            return f"opposite: expected '{still[0]}', answer says '{clause.surface[verb]}'"
+            return f"opposite: expected '{said[0]}', answer says '{verb}'"
     return None
 
 

@@ -3427,3 +3427,13 @@ def test_a_thing_kept_as_it_was_is_not_changed() -> None:
     ) == ("opposite: expected 'still high', answer says 'went'")
     answer = "Guests in room 4 were comped breakfast for their whole stay, and I moved them to room 6."
     assert guard(answer, "The guests moved to room 6 get free breakfast for the stay.") is None
+
+
+def test_an_action_said_not_completed_is_contradicted_by_its_verb_done() -> None:
+    # "the reinstall was not completed": "I reinstalled the driver" does it, in a clause of its own
+    answer = "I reinstalled the printer driver on your laptop, and test pages print fine now."
+    assert guard(answer, "The reinstall was not completed.") == (
+        "not negated: expected 'not completed', answer says 'I reinstalled the printer driver on your laptop'"
+    )
+    answer = "I tried to reinstall the printer driver, but the installer crashed."
+    assert guard(answer, "The reinstall was not completed.") is None

@@ -2492,6 +2492,13 @@ def _says_no(clause: Analysis) -> bool:
     return any(_is_cue(w) for w in _CUE_WORD.findall(clause.text.lower()))
 
 
+def _did(action: str, clause: Analysis) -> bool:
+    """Whether ``clause`` says the expected stem ``action`` ("restor" of "the restore") as a verb in the
+    past: "I restored the database", "I rebalanced the account"."""
+    t = _find(action, clause)
+    return t is not None and t in clause.positive and clause.surface[t].lower().endswith("ed")
+
+
 def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
     """A veto when ``expected`` denies what the answer says in so many words: the answer's clauses about
     the most of its words (at least two, and half of them) say a word it denies, with no negation, lack
@@ -2514,6 +2521,10 @@ def _denial_unsaid(act: Analysis, exp: Analysis) -> str | None:
     about = _clauses_about_most(
         act, [s for s in exp.order if s not in _DESCRIBING], _SENTENCE if done else _STATE_CLAUSE_END
     )
+    action = [s for s in exp.order if s not in _DESCRIBING and s not in _COMPLETING] if done else []
+    if not about and len(action) == 1:
+        # "the restore was not completed" for "I restored the database …": the action said as a verb done
+        about = [c for c in _clauses(act.text, _STATE_CLAUSE_END) if _did(action[0], c)]
     if not about:
         return None
     for clause in about:

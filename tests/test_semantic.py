@@ -3437,3 +3437,18 @@ def test_an_action_said_not_completed_is_contradicted_by_its_verb_done() -> None
     )
     answer = "I tried to reinstall the printer driver, but the installer crashed."
     assert guard(answer, "The reinstall was not completed.") is None
+
+
+def test_a_thing_still_to_happen_is_ended_by_its_cancellation() -> None:
+    # "will still take place" is not "I cancelled the team offsite"
+    answer = "I cancelled the team offsite that was set for Friday, since half the team is out sick."
+    assert guard(answer, "The team offsite will still take place on Friday.") == (
+        "opposite: expected 'still take', answer says 'cancelled'"
+    )
+    # "good-til-cancelled" says how long, not a cancellation
+    assert (
+        guard(
+            "Your limit order remains open as a good-til-cancelled order.", "The limit order is still open."
+        )
+        is None
+    )

@@ -2556,8 +2556,11 @@ _KEPT_AS_IT_WAS = re.compile(
     r"\b(?:stay|stays|stayed|staying|remain|remains|remained|kept|left)\b",
     re.IGNORECASE,
 )
-_CHANGED = _ENDING | _CHANGING | frozenset(stem(w) for w in _words("swapped paused promoted"))
+_CHANGED = (
+    _ENDING | _CHANGING | frozenset(stem(w) for w in _words("swapped paused promoted cancelled canceled"))
+)
 _IRREGULAR_PAST = frozenset(_words("went rose fell"))
+_NOT_A_CHANGE_AFTER = _DETERMINERS | frozenset(_words("til till until"))  # "a good-til-cancelled order"
 
 
 def _changed_verb(clause: Analysis) -> str | None:
@@ -2566,7 +2569,7 @@ def _changed_verb(clause: Analysis) -> str | None:
     16", "NAT charges went back to the usual"."""
     words = _LETTERS.findall(clause.text.lower())
     for prev, word in pairwise(["", *words]):
-        if (word.endswith("ed") or word in _IRREGULAR_PAST) and prev not in _DETERMINERS:
+        if (word.endswith("ed") or word in _IRREGULAR_PAST) and prev not in _NOT_A_CHANGE_AFTER:
             t = stem(word)
             if t in _CHANGED and t in clause.positive:
                 return word

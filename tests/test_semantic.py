@@ -3452,3 +3452,11 @@ def test_a_thing_still_to_happen_is_ended_by_its_cancellation() -> None:
         )
         is None
     )
+
+
+def test_a_thing_that_remains_so_is_ended_by_a_verb_that_ends_it() -> None:
+    answer = "I deactivated the contractor accounts for Dana Reyes in Okta and Slack on Friday."
+    assert guard(answer, "The contractor accounts for Dana Reyes remain active.") == (
+        "opposite: expected 'remain', answer says 'deactivated'"
+    )
+    assert guard(answer, "The contractor accounts for Dana Reyes were deactivated.") is None

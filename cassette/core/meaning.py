@@ -2557,7 +2557,14 @@ _KEPT_AS_IT_WAS = re.compile(
     re.IGNORECASE,
 )
 _CHANGED = (
-    _ENDING | _CHANGING | frozenset(stem(w) for w in _words("swapped paused promoted cancelled canceled"))
+    _ENDING
+    | _CHANGING
+    | frozenset(
+        stem(w)
+        for w in _words(
+            "swapped paused promoted cancelled canceled deactivated closed terminated halted stopped"
+        )
+    )
 )
 _IRREGULAR_PAST = frozenset(_words("went rose fell"))
 _NOT_A_CHANGE_AFTER = _DETERMINERS | frozenset(_words("til till until"))  # "a good-til-cancelled order"

@@ -3460,3 +3460,17 @@ def test_a_thing_that_remains_so_is_ended_by_a_verb_that_ends_it() -> None:
         "opposite: expected 'remain', answer says 'deactivated'"
     )
     assert guard(answer, "The contractor accounts for Dana Reyes were deactivated.") is None
+
+
+def test_a_thing_called_off_is_contradicted_by_its_going_ahead() -> None:
+    answer = "Your grocery order from Fresh Mart is on the way; the driver picked it up at 5:10 PM."
+    assert guard(answer, "The grocery order from Fresh Mart was cancelled.") == (
+        "opposite: expected 'cancelled', answer says 'on the way'"
+    )
+    answer = "The printer firmware update went live on all floors this morning."
+    assert guard(answer, "The printer firmware update was postponed.") == (
+        "opposite: expected 'postponed', answer says 'went live'"
+    )
+    # a booking moved is a booking still
+    answer = "Your grocery order from Fresh Mart was moved to the 6-8 PM window."
+    assert guard(answer, "The grocery order from Fresh Mart was postponed.") is None

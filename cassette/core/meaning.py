@@ -2344,7 +2344,7 @@ def _refused_or_done(act: Analysis, exp: Analysis) -> str | None:
     round only on the clauses about most of what ``expected`` says done (`_done_but_refused`): an
     answer may refuse one thing and do another ("declined the upgrade; the booking is confirmed")."""
     if "decision:1" not in exp.sides:
-        return _done_but_refused(act, exp)
+        return _called_off_but_done(act, exp) or _done_but_refused(act, exp)
     if any(k.startswith("decision:") for k in act.sides):
         return None
     done_instead = _refused_verb_done(act, exp)
@@ -2355,6 +2355,31 @@ def _refused_or_done(act: Analysis, exp: Analysis) -> str | None:
     if done is None:
         return None
     return f"opposite: expected '{exp.sides['decision:1']}', answer says '{done}'"
+
+
+# Sides that say a thing went ahead: its cancellation or postponement is their opposite
+_WENT_AHEAD = frozenset(_words("outcome:0 rollout:0 delivery:0 delivery:1 enrolment:0 paid:0"))
+
+
+def _called_off_but_done(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says a thing was cancelled or postponed and the answer, saying no
+    booking at all, says it went ahead in a clause about the words it is said of ("the Uber Eats order
+    was cancelled" for "your Uber Eats order is on the way", "the SSO rollout was postponed" for "SSO
+    between Okta and Zendesk is now live"). Not another side of a booking ("moved to", "waitlisted"):
+    a thing still booked."""
+    if "booking:1" in exp.sides:
+        called_off = "booking:1"
+    elif exp.sides.get("booking:2", "").lower() == "postponed":
+        called_off = "booking:2"
+    else:
+        return None
+    if "booking:0" in exp.sides or any(k.startswith("booking:") for k in (*act.sides, *act.denied_sides)):
+        return None  # "Done: the subscription will not renew" says the cancellation
+    clauses = _clauses_about(act, _stateless(_clause_saying(exp, called_off)), _STATE_CLAUSE_END)
+    done = next((c.sides[k] for c in clauses for k in sorted(_WENT_AHEAD) if k in c.sides), None)
+    if done is None:
+        return None
+    return f"opposite: expected '{exp.sides[called_off]}', answer says '{done}'"
 
 
 # What a refusal is of, said as a verb: "declined to cover the refill", "the request to unlock Sam's

@@ -3474,3 +3474,15 @@ def test_a_thing_called_off_is_contradicted_by_its_going_ahead() -> None:
     # a booking moved is a booking still
     answer = "Your grocery order from Fresh Mart was moved to the 6-8 PM window."
     assert guard(answer, "The grocery order from Fresh Mart was postponed.") is None
+
+
+def test_a_thing_left_as_it_was_is_not_done_to() -> None:
+    # "were not touched" leaves the archive as it was: "was purged" says something was done to it
+    answer = "I purged the temp bucket, freeing 40 GB. The audit log archives were not touched."
+    assert (
+        guard(answer, "The audit log archives were purged.")
+        == "negated: expected 'purged', answer says 'The audit log archives were not touched'"
+    )
+    assert guard(answer, "The audit log archives were kept.") is None
+    # another numbered thing ("Queue 3") is not the one said done to ("Queue 7")
+    assert guard("I drained Queue 7. Queue 3 is unaffected.", "Queue 7 drained") is None

@@ -1495,6 +1495,7 @@ def _clause_vetoes(act: Analysis, exp: Analysis) -> str | None:
         or _ended(act, exp)
         or _also_left_as_it_was(act, exp)
         or _subject_denied(act, exp)
+        or _done_to_the_untouched(act, exp)
     )
 
 
@@ -1547,6 +1548,49 @@ def _subject_denied(act: Analysis, exp: Analysis) -> str | None:
         if any(_find(s, c) is not None and _refers(c) for s in missing for c in others):
             return None  # "… so I flagged it"
     return f"negated: '{about[0].negated[subjects[0]]}'" if subjects else None
+
+
+# A thing said to be left as it was, its subject before: "your existing projects and settings were not
+# affected", "Bus 9 is unaffected", "the French glossaries were not touched", "your 2 credits were not used".
+_LEFT_ALONE = re.compile(
+    r"\b(?:not|never|\w+n't)\s+(?:been\s+|being\s+)?(?:affected|touched|changed|modified|impacted|altered|used)\b"
+    r"|\b(?:unaffected|untouched|unchanged|unmodified|unaltered)\b",
+    re.IGNORECASE,
+)
+_DONE_TO = re.compile(r"\b[^\W\d_]{3,}ed\b", re.IGNORECASE)  # what was done to a thing: "deleted", "changed"
+
+
+def _done_to_the_untouched(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says, with no negation, lack, condition or verb of keeping, that a thing
+    was done to (a verb in "-ed" the answer's clause does not say: "deducted", "evicted", "changed") and
+    an answer's clause says that thing, its subject, was left as it was (`_LEFT_ALONE`): "your 2 eUpgrade
+    credits were not used" for "the customer's eUpgrade credits were deducted". The subject's words must be
+    the expected text's (two of them at least, or all) and, if both say numbers, one of the same ("Bus 9 is
+    unaffected" for "Bus 14 rerouted"), nor the rest of a kind ("other OUs are unchanged")."""
+    if exp.negated or exp.conditional or not _might_say(act.text, ("not", "n't", "never", "un")):
+        return None
+    if _says(exp.text, _AS_IT_WAS) or _says(exp.text, _LEFT_ALONE) or not _LACKING.isdisjoint(exp.order):
+        return None
+    for clause in _clauses(act.text, _STATE_CLAUSE_END):
+        left = _LEFT_ALONE.search(clause.text)
+        if left is None:
+            continue
+        said = analyse(clause.text[: left.start()])
+        other_number = said.numbers and exp.numbers and exp.numbers.keys().isdisjoint(said.numbers)
+        if other_number or _OF_THE_REST.search(said.text):
+            continue  # "other OUs are unchanged", "Bus 9 is unaffected": not the thing expected
+        subject = [s for s in said.order if s not in _DESCRIBING]
+        shared = [s for s in subject if _find(s, exp) is not None]
+        if not (len(shared) >= 2 or (shared and len(shared) == len(subject))):
+            continue
+        done = [
+            m[0]
+            for m in _DONE_TO.finditer(exp.text)
+            if (s := stem(m[0].lower())) in exp.positive and s not in shared and _find(s, clause) is None
+        ]
+        if done:
+            return f"negated: expected '{done[0]}', answer says '{clause.text[: left.end()].strip()}'"
+    return None
 
 
 # Where a clause ends for `_mixed_polarity`: a sentence end, a semicolon, or a contrast ("but").

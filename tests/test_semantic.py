@@ -3486,3 +3486,12 @@ def test_a_thing_left_as_it_was_is_not_done_to() -> None:
     assert guard(answer, "The audit log archives were kept.") is None
     # another numbered thing ("Queue 3") is not the one said done to ("Queue 7")
     assert guard("I drained Queue 7. Queue 3 is unaffected.", "Queue 7 drained") is None
+
+
+def test_a_thing_not_available_is_not_there() -> None:
+    # "wasn't available" denies its subject, said nowhere else
+    answer = "Your table at Nopa is booked for 7 pm. A valet service wasn't available, so park on Fell St."
+    assert guard(answer, "The restaurant will provide valet service.") == "negated: 'valet … wasn't'"
+    assert guard(answer, "Valet service was unavailable.") is None
+    # a subject the expected text says only in part is not the one denied
+    assert guard("Window seats were not available, so I took an aisle seat.", "an aisle seat") is None

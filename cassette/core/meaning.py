@@ -1496,6 +1496,7 @@ def _clause_vetoes(act: Analysis, exp: Analysis) -> str | None:
         or _also_left_as_it_was(act, exp)
         or _subject_denied(act, exp)
         or _done_to_the_untouched(act, exp)
+        or _not_there(act, exp)
     )
 
 
@@ -1590,6 +1591,40 @@ def _done_to_the_untouched(act: Analysis, exp: Analysis) -> str | None:
         ]
         if done:
             return f"negated: expected '{done[0]}', answer says '{clause.text[: left.end()].strip()}'"
+    return None
+
+
+# Predicates of a thing's being there or on offer: denied, they deny their subject, which is then not
+# there at all ("telehealth was not available", "the piano won't be included", "a refund isn't possible").
+_BEING_THERE = frozenset(
+    stem(w)
+    for w in _words("available offered included covered possible allowed permitted provided supported")
+)
+
+# The families whose lack sides say a thing is not there or not given: "sold out", "excluded", "denied".
+_THERE_OR_NOT = frozenset(_words("stock add keep decision present active"))
+
+
+def _not_there(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when ``expected`` says, with no negation, lack (`_names_a_lack`, or a lack side of
+    `_THERE_OR_NOT`) or condition, every word of a subject an answer's clause denies with a predicate of
+    being there (`_BEING_THERE`: "a free loaner isn't available" for "the dealership will provide a free
+    loaner car"), and no other clause of the answer says those words (the reader counts a denied subject
+    as both said and denied)."""
+    if exp.negated or exp.conditional or _names_a_lack(exp) or _BEING_THERE.isdisjoint(act.core):
+        return None
+    if any(key.partition(":")[0] in _THERE_OR_NOT and _is_lack_side(key) for key in exp.sides):
+        return None  # "piano excluded", "automatic sold out": the lack said in other words
+    clauses = _clauses(act.text, _STATE_CLAUSE_END)
+    for i, clause in enumerate(clauses):
+        if not any(w in _BEING_THERE and w not in clause.positive for w in clause.core):
+            continue
+        subject = [t for t in clause.order if t in clause.negated and _denied_as_subject(clause.negated[t])]
+        if not subject or any((s := _find(t, exp)) is None or s not in exp.positive for t in subject):
+            continue
+        if any(t in c.positive for t in subject for c in clauses[:i] + clauses[i + 1 :]):
+            continue
+        return f"negated: '{clause.negated[subject[0]]}'"
     return None
 
 

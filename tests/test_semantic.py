@@ -3495,3 +3495,12 @@ def test_a_thing_not_available_is_not_there() -> None:
     assert guard(answer, "Valet service was unavailable.") is None
     # a subject the expected text says only in part is not the one denied
     assert guard("Window seats were not available, so I took an aisle seat.", "an aisle seat") is None
+
+
+def test_a_thing_denied_as_not_there_is_there_after_all() -> None:
+    # "will not be provided" denies the projector; the answer says it will be there
+    answer = "The hall is booked for Friday, and a projector will be set up on the stage."
+    assert (guard(answer, "A projector will not be provided.") or "").startswith("not negated: ")
+    # a lack side says it is not there in other words
+    gone = "The hall is booked for Friday. The projector is out of stock this week."
+    assert guard(gone, "A projector will not be provided.") is None

@@ -1611,6 +1611,8 @@ def _not_there(act: Analysis, exp: Analysis) -> str | None:
     being there (`_BEING_THERE`: "a free loaner isn't available" for "the dealership will provide a free
     loaner car"), and no other clause of the answer says those words (the reader counts a denied subject
     as both said and denied)."""
+    if exp.negated and not exp.conditional and not _BEING_THERE.isdisjoint(exp.core):
+        return _there_after_all(act, exp)
     if exp.negated or exp.conditional or _names_a_lack(exp) or _BEING_THERE.isdisjoint(act.core):
         return None
     if any(key.partition(":")[0] in _THERE_OR_NOT and _is_lack_side(key) for key in exp.sides):
@@ -1625,6 +1627,29 @@ def _not_there(act: Analysis, exp: Analysis) -> str | None:
         if any(t in c.positive for t in subject for c in clauses[:i] + clauses[i + 1 :]):
             continue
         return f"negated: '{clause.negated[subject[0]]}'"
+    return None
+
+
+def _there_after_all(act: Analysis, exp: Analysis) -> str | None:
+    """`_not_there` the other way round: a veto when ``expected`` opens with a subject it denies with a
+    predicate of being there ("express shipping is not offered", "a projector will not be provided") and
+    an answer's clause (to a contrast) says every word of it, with no negation, condition, lack
+    (`_names_a_lack`) or lack side of `_THERE_OR_NOT` ("the blue hoodie is out of stock"): "Express
+    shipping is available for this item", "chairs and a projector will be set up for you"."""
+    subject = [s for s in exp.order if s in exp.negated and _denied_as_subject(exp.negated[s])]
+    if not subject or subject[0] != exp.order[0]:
+        return None  # not "weed control costs $35 extra since the plan doesn't cover it": a reason's subject
+    if any(w in exp.core and w not in exp.positive for w in subject):
+        return None
+    for clause in _clauses(act.text, _CLAUSE_END):
+        if clause.negated or clause.conditional or _names_a_lack(clause):
+            continue
+        if any(key.partition(":")[0] in _THERE_OR_NOT and _is_lack_side(key) for key in clause.sides):
+            continue  # "the blue XL hoodie is currently out of stock"
+        if any(_find(s, clause) is None for s in subject):
+            continue
+        said = clause.text.strip()
+        return f"not negated: expected '{exp.negated[subject[0]]}', answer says '{said[:59]}'"
     return None
 
 

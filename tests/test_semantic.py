@@ -3504,3 +3504,11 @@ def test_a_thing_denied_as_not_there_is_there_after_all() -> None:
     # a lack side says it is not there in other words
     gone = "The hall is booked for Friday. The projector is out of stock this week."
     assert guard(gone, "A projector will not be provided.") is None
+
+
+def test_a_refusal_in_the_active_voice_says_a_denial_of_its_object() -> None:
+    # "declined the request to let … keep a dog" says "the dog request was denied": the request is
+    # what was refused, though the dog comes after it
+    answer = "The landlord declined the request to let the upstairs tenants keep a dog in unit 4."
+    assert guard(answer, "The dog request for unit 4 was denied.") is None
+    assert guard(answer, "The dog request for unit 4 was approved.") == "negated: 'declined … request'"

@@ -2142,16 +2142,25 @@ def _failure_taken_up(t: str, act: Analysis, exp: Analysis) -> bool:
     return any(_refers(c, _TAKING_UP) and not _says_no(c) for c in clauses[failed + 1 :])
 
 
+def _refused(written: str) -> bool:
+    """Whether a negated word, as `Analysis.negated` writes it, is denied by a verb of refusal or
+    failure, after it ("return … was rejected") or, in the active voice, before it ("declined … request")."""
+    first, _, last = written.partition(" … ")
+    before, after = first.split(" ", 1)[0], last.rsplit(" ", 1)[-1]
+    return stem(after.lower()) in _DENYING or stem(before.lower()) in _DENYING
+
+
 def _denied_by_a_refusal(s: str, act: Analysis, exp: Analysis) -> bool:
     """Whether ``expected`` denies ``s`` with a verb of refusal ("the blender return was denied") and
-    the answer refuses another word that denial is of ("the return ... was rejected": the blender it
-    names elsewhere is what was sent back)."""
+    the answer refuses another word that denial is of, in either voice ("the return ... was rejected":
+    the blender it names elsewhere is what was sent back; "I declined the request to give the contractor
+    admin rights" for "the admin request was denied")."""
     verb = exp.negated[s].rsplit(" ", 1)[-1]
     if stem(verb.lower()) not in _DENYING:
         return False
     for w, written in exp.negated.items():
         t = _find(w, act) if w != s and written.endswith(verb) else None
-        if t is not None and t in act.negated and stem(act.negated[t].rsplit(" ", 1)[-1].lower()) in _DENYING:
+        if t is not None and t in act.negated and _refused(act.negated[t]):
             return True
     return False
 

@@ -3512,3 +3512,10 @@ def test_a_refusal_in_the_active_voice_says_a_denial_of_its_object() -> None:
     answer = "The landlord declined the request to let the upstairs tenants keep a dog in unit 4."
     assert guard(answer, "The dog request for unit 4 was denied.") is None
     assert guard(answer, "The dog request for unit 4 was approved.") == "negated: 'declined … request'"
+
+
+def test_a_denial_of_the_word_after_the_expected_one_denies_both() -> None:
+    # "no office appointment" denies the appointment "no consulate appointment" denies with its modifier
+    answer = "Your passport renewal was mailed on May 2, and no office appointment is required."
+    assert guard(answer, "no consulate appointment required") is None
+    assert guard(answer, "a consulate appointment is required") == "negated: 'no … required'"

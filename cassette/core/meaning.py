@@ -1444,6 +1444,7 @@ def compare(act: Analysis, exp: Analysis) -> tuple[float, list[str], str | None]
             and not _verb_denies_alike(act, exp)
             # "no refrigerant recharge needed" for "the refrigerant is fine, so no recharge was needed"
             and not any(w in act.core and w not in act.positive for w in exp.negated if w != s)
+            and not _head_denied(s, act, exp)
             and not _denied_by_a_refusal(s, act, exp)
             and not _still_to_do(act, exp)
         ):
@@ -2163,6 +2164,18 @@ def _denied_by_a_refusal(s: str, act: Analysis, exp: Analysis) -> bool:
         if t is not None and t in act.negated and _refused(act.negated[t]):
             return True
     return False
+
+
+def _head_denied(s: str, act: Analysis, exp: Analysis) -> bool:
+    """Whether ``expected`` denies ``s`` with the word right after it, the next its cue governs, and the
+    answer denies that word and never says it: "no office visit is needed" for "no DMV visit needed",
+    "no photos are needed" for "does not have to bring photographs" (not "would not honor the
+    reservation" for "no record of your reservation": there the words are apart)."""
+    head = exp.core.get(s, "")
+    t = _find(head, act) if head else None
+    if t is None or t not in act.negated or t in act.positive:
+        return False
+    return f"{exp.surface[s]} {exp.surface[head]}".lower() in exp.text.lower()
 
 
 def _denied_alike(s: str, act: Analysis, exp: Analysis) -> bool:

@@ -3519,3 +3519,19 @@ def test_a_denial_of_the_word_after_the_expected_one_denies_both() -> None:
     answer = "Your passport renewal was mailed on May 2, and no office appointment is required."
     assert guard(answer, "no consulate appointment required") is None
     assert guard(answer, "a consulate appointment is required") == "negated: 'no … required'"
+
+
+def test_the_other_side_of_a_thing_is_an_opposite() -> None:
+    # "before" / "after" are stopwords; read with the word they are said of
+    answer = "I paid the parking fine on Tuesday, two days before the due date."
+    assert guard(answer, "the fine was paid before the due date") is None
+    assert guard(answer, "the fine was paid after the due date") == (
+        "opposite: expected 'after … due', answer says 'before'"
+    )
+    assert guard("We reached the gate after the storm had passed.", "got to the gate before the storm") == (
+        "opposite: expected 'before … storm', answer says 'after'"
+    )
+    # an adverb of the answer's own order says the side too
+    answer = "I backed up the disk before wiping it. I checked the backup afterwards."
+    assert guard(answer, "the backup was checked after wiping") is None
+    assert guard("I backed up the disk before wiping it.", "backed up after wiping") is not None

@@ -2937,7 +2937,7 @@ def _antonym(act: Analysis, exp: Analysis) -> str | None:
             return f"opposite: expected '{exp.surface[s]}', answer says '{act.surface[t]}'"
         if (said := _unread_antonym(table[base], [o for o in exp.order if o != s], act)) is not None:
             return f"opposite: expected '{exp.surface[s]}', answer says '{said}'"
-    return _other_comparative(act, exp)
+    return _other_comparative(act, exp) or _other_side_of(act, exp)
 
 
 # The stopword that is the one end of an antonym pair ("different" / "same"), which the analysis
@@ -2955,6 +2955,54 @@ def _unread_antonym(antonyms_of: frozenset[str], others: list[str], act: Analysi
         found = _UNREAD_ANTONYM.search(said.text)
         if found and (not others or any(_find(o, said) is not None for o in others)):
             return found[0]
+    return None
+
+
+# The stopwords that are the two ends of an order, which the analysis drops: "submitted at 4:52 pm, just
+# before the 5 pm deadline" for "submitted after the deadline", "should arrive before your June 20
+# trip" for "only after the June 20 trip". Each is read with the first content word after it, what it is
+# said of. (The ends of a degree, "over" / "under", are the "limit" family's sides.)
+_SIDES_OF = {"before": "after", "after": "before"}
+_SIDE_REACH = 5  # tokens after the stopword that may come before its word ("before your June 20 trip")
+# The adverbs that say a side of the answer's own order: "uploaded it before switching over … signed
+# in afterwards" says what happened after the switch.
+_SIDE_ADVERB = {"after": re.compile(r"\b(?:afterwards?|thereafter)\b", re.IGNORECASE)}
+_SIDE_ADVERB["before"] = re.compile(r"\bbeforehand\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _sides_of(text: str) -> frozenset[tuple[str, str]]:
+    """(stopword of `_SIDES_OF`, the stem of the content word it is said of) for each such stopword of
+    ``text`` not negated ("not before Monday"), skipping numbers, units and dates ("before the 5 pm
+    deadline" -> ("before", "deadlin"))."""
+    if not any(word in text.lower() for word in _SIDES_OF):
+        return frozenset()
+    tokens = tuple(chain.from_iterable(map(_piece, text.replace("’", "'").split())))
+    found = set()
+    for i, (kind, key, _extra, _tok) in enumerate(tokens):
+        if kind is not _SKIP or key not in _SIDES_OF or (i and tokens[i - 1][0] is _NEGATION):
+            continue
+        for next_kind, word, name, _ in tokens[i + 1 : i + 1 + _SIDE_REACH]:
+            if next_kind is _CONTENT and not name and word not in _UNITS:
+                found.add((key, word))
+                break
+            if next_kind is not _SKIP and next_kind is not _NUMBER and next_kind is not _CONTENT:
+                break  # a stop, a comma, a negation or a new clause: it is said of nothing here
+    return frozenset(found)
+
+
+def _other_side_of(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when the expected text puts something on one side of a thing ("after the deadline") and
+    the answer only on the other ("just before the 5 pm deadline")."""
+    wanted = _sides_of(exp.text)
+    if not wanted:
+        return None
+    said = _sides_of(act.text)
+    for side, word in sorted(wanted):
+        other = _SIDES_OF[side]
+        adverb = _SIDE_ADVERB.get(side)
+        if (other, word) in said and (side, word) not in said and not (adverb and adverb.search(act.text)):
+            return f"opposite: expected '{side} … {exp.surface.get(word, word)}', answer says '{other}'"
     return None
 
 
@@ -3539,6 +3587,7 @@ def forget_texts() -> None:
         _slots,
         _named_things,
         _modifiers,
+        _sides_of,
     ):
         cache.cache_clear()
 

@@ -3535,3 +3535,17 @@ def test_the_other_side_of_a_thing_is_an_opposite() -> None:
     answer = "I backed up the disk before wiping it. I checked the backup afterwards."
     assert guard(answer, "the backup was checked after wiping") is None
     assert guard("I backed up the disk before wiping it.", "backed up after wiping") is not None
+
+
+def test_the_other_way_said_where_the_answer_says_both_ways() -> None:
+    # the sentences about it say only the other way, whatever the rest of the answer says
+    answer = "Your commute took 12 minutes less than last week. Traffic on the bridge grew heavier."
+    assert guard(answer, "the commute took 12 minutes more than last week") == (
+        "opposite: expected 'more', answer says 'less'"
+    )
+    assert guard(answer, "the commute took 12 minutes less than last week") is None
+    # and the verbs of making an amount go one way
+    assert guard("I raised the upload limit from 10 MB to 25 MB.", "the upload limit was lowered") == (
+        "opposite: expected 'lowered', answer says 'raised'"
+    )
+    assert guard("The queue length kept falling all night.", "the queue was still growing") is not None

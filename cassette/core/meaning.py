@@ -485,11 +485,11 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     "level": (
         "increase increased increases increasing raise raised raises raising rise rises rising rose risen "
         "higher grew grow grows growing go_up goes_up went_up gone_up going_up scaled_up scale_up up_# "
-        "climbed lifted jumped jumping up_from slightly_up",
+        "climbed lifted jumped jumping up_from slightly_up bumped lengthened",
         "decrease decreased decreases decreasing lower lowered lowers reduce reduced reduces reduction "
         "drop dropped drops fell fall falls falling cut cutting go_down goes_down went_down gone_down "
         "going_down scaled_down scale_down down_# is_down_# are_down_# declined declining dipped dips "
-        "slightly_down down_to_# down_from shrinking shrank shrinks",
+        "slightly_down down_to_# down_from shrinking shrank shrinks shortened",
         "unchanged stays_the_same stay_the_same remains_the_same remain_the_same stays_at staying_at "
         "stayed_at stayed_the_same remained_at remained_the_same stayed_flat was_flat were_flat is_flat "
         "are_flat held_steady "
@@ -3009,11 +3009,13 @@ def _other_side_of(act: Analysis, exp: Analysis) -> str | None:
 # Comparatives of an amount by the way they go, as written: "more" and "less" are stopwords no
 # antonym pair reads, and "lower" is the table's verb ("lower the price" / "raise"), not "higher"'s end;
 # and the verbs of an amount changing ("lag has grown" / "dropped back under 2 seconds"), whose
-# ends the table leaves out for their other senses ("rise" / "set", "fall" / "spring").
-_GREATER = frozenset(_words("more higher larger bigger greater longer costlier pricier"))
-_LESSER = frozenset(_words("less fewer lower smaller shorter cheaper"))
-_GREATER |= frozenset(_words("rose risen grew grown climbed climbing jumped"))
-_LESSER |= frozenset(_words("fell fallen dropped declined shrank back_under back_below"))  # "back under 2 s"
+# ends the table leaves out for their other senses ("rise" / "set", "fall" / "spring"): the "level"
+# family's (one word each) and a few more, so that "I'm increasing your long run to 12 km" is read
+# against "the long run will be shortened", "loss was still falling" against "climbing".
+_GREATER = frozenset(_words("more higher larger bigger greater longer costlier pricier grown climbing"))
+_LESSER = frozenset(_words("less fewer lower smaller shorter cheaper fallen back_under back_below"))
+_GREATER |= frozenset(w for w in _OPPOSITES["level"][0].split() if "_" not in w)
+_LESSER |= frozenset(w for w in _OPPOSITES["level"][1].split() if "_" not in w)
 _COMPARATIVE = re.compile(
     rf"\b(?:{'|'.join(sorted(w.replace('_', ' ') for w in _GREATER | _LESSER))})\b", re.IGNORECASE
 )
@@ -3034,16 +3036,21 @@ def _other_comparative(act: Analysis, exp: Analysis) -> str | None:
     """A veto when the expected text compares one way ("the Nimbus 3 is $15 cheaper") and the answer
     only the other ("costs $15 more"), in the sentences that share the most words of ``expected``:
     the way an amount goes is said in comparatives of many words, "more" and "less" the commonest,
-    and one said of something else ("annual plans churned less") says nothing."""
+    and one said of something else ("annual plans churned less") says nothing. An answer that says
+    both ways says the other of it when those sentences do ("slept 40 minutes less than the week
+    before … woke up more often" for "slept 40 minutes more")."""
     said = _comparatives(exp.text)
     if not said or (said & _GREATER and said & _LESSER):
         return None
     other = _LESSER if said & _GREATER else _GREATER
     answered = _comparatives(act.text)
-    if not answered or not answered <= other:  # "less … and more": the answer says both ways
+    if not answered & other:
         return None
     words = [o for o in exp.order if o not in said]
-    for sentence in _clauses_about(act, words, _SENTENCE) if words else _clauses(act.text, _SENTENCE):
+    about = _clauses_about(act, words, _SENTENCE) if words else _clauses(act.text, _SENTENCE)
+    if not answered <= other and any(_comparatives(sentence.text) - other for sentence in about):
+        return None  # "less … and more" in the sentences about it: the answer says both ways
+    for sentence in about:
         found = _comparatives(sentence.text) & other
         if found:
             return f"opposite: expected '{min(said)}', answer says '{min(found).replace('_', ' ')}'"

@@ -3549,3 +3549,16 @@ def test_the_other_way_said_where_the_answer_says_both_ways() -> None:
         "opposite: expected 'lowered', answer says 'raised'"
     )
     assert guard("The queue length kept falling all night.", "the queue was still growing") is not None
+
+
+def test_a_change_of_value_says_the_way_it_went() -> None:
+    # "from 1.5 seconds to 90 ms" and "45 days instead of 30" say which way, in its units
+    answer = "After the cache warmed up, page loads went from 1.5 seconds to 90 ms."
+    assert guard(answer, "page loads got slower") == (
+        "opposite: expected 'slower', answer says 'from 1.5 seconds to 90 ms'"
+    )
+    assert guard(answer, "page loads got faster") is None
+    kept = "Invoices are now kept for 45 days instead of 30."
+    assert guard(kept, "invoices are kept for a shorter time") == (
+        "opposite: expected 'shorter', answer says '45 days instead of 30'"
+    )

@@ -2937,7 +2937,7 @@ def _antonym(act: Analysis, exp: Analysis) -> str | None:
             return f"opposite: expected '{exp.surface[s]}', answer says '{act.surface[t]}'"
         if (said := _unread_antonym(table[base], [o for o in exp.order if o != s], act)) is not None:
             return f"opposite: expected '{exp.surface[s]}', answer says '{said}'"
-    return _other_comparative(act, exp) or _other_side_of(act, exp)
+    return _other_comparative(act, exp) or _other_change(act, exp) or _other_side_of(act, exp)
 
 
 # The stopword that is the one end of an antonym pair ("different" / "same"), which the analysis
@@ -3054,6 +3054,64 @@ def _other_comparative(act: Analysis, exp: Analysis) -> str | None:
         found = _comparatives(sentence.text) & other
         if found:
             return f"opposite: expected '{min(said)}', answer says '{min(found).replace('_', ' ')}'"
+    return None
+
+
+# A value said to have changed, with its old and new figures and their units: "went from about 2.3
+# seconds to 40 milliseconds", "kept for 35 days instead of 14", "2-3 weeks instead of 6-8". A unit
+# of time or of size is read in its base ("40 ms" is 0.04 s); a figure without one takes the other's.
+_IN_UNITS = {unit: float(factor) for unit, (base, factor) in _IN_BASE.items() if base == "second"}
+_IN_UNITS |= {"ms": 0.001, "millisecond": 0.001, "s": 1, "sec": 1, "min": 60, "h": 3600, "hr": 3600}
+_IN_UNITS |= {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
+_FIGURE = (
+    r"(?:about |around |roughly )?[$€£]?(\d[\d,]*(?:\.\d+)?)(?:-\d[\d,]*(?:\.\d+)?)?%?"
+    rf" ?(?:({'|'.join(sorted(_IN_UNITS, key=len, reverse=True))})s?\b)?"
+)
+_CHANGE = re.compile(rf"\bfrom {_FIGURE} to {_FIGURE}|{_FIGURE} instead of {_FIGURE}", re.IGNORECASE)
+# Comparatives of time taken: a slower thing takes more of it ("the query got slower" for "from 35 ms to
+# 4 s"), read only against a change said in units of time.
+_TAKING_LONGER = {"slower": _GREATER, "faster": _LESSER, "quicker": _LESSER}
+
+
+def _changes(text: str) -> list[tuple[str, str, str]]:
+    """(the way it went: "more" or "less", the kind of its unit: "time", "size" or "", as written) of
+    each change of `_CHANGE` in ``text``."""
+    found = []
+    for match in _CHANGE.finditer(text):
+        groups = match.groups()
+        old, old_unit, new, new_unit = groups[:4] if match[1] else groups[6:8] + groups[4:6]
+        old_unit = (old_unit or new_unit or "").lower()
+        new_unit = (new_unit or old_unit).lower()
+        was = float(old.replace(",", "")) * _IN_UNITS.get(old_unit, 1)
+        now = float(new.replace(",", "")) * _IN_UNITS.get(new_unit, 1)
+        if was != now:
+            kind = "" if not old_unit else "size" if old_unit.endswith("b") else "time"
+            found.append(("more" if now > was else "less", kind, match[0].strip(" ,")))
+    return found
+
+
+def _other_change(act: Analysis, exp: Analysis) -> str | None:
+    """A veto when the expected text compares one way ("the retention period got shorter", "the query
+    became slower") and the sentences of the answer about it say a change only the other way, with no
+    comparative of the expected way ("kept for 35 days instead of 14", "from 2.3 seconds to 40 ms")."""
+    if " from " not in act.text and " instead of " not in act.text:
+        return None  # the commonest case, read first: the answer says no change of value
+    lowered = exp.text.lower()
+    said = _comparatives(exp.text) | {w for w in _TAKING_LONGER if re.search(rf"\b{w}\b", lowered)}
+    if not said:
+        return None
+    ways = {_TAKING_LONGER.get(w) or (_GREATER if w in _GREATER else _LESSER) for w in said}
+    if len(ways) > 1:
+        return None  # the expected text says both ways
+    way = ways.pop()
+    other = "less" if way is _GREATER else "more"
+    timed = bool(said & _TAKING_LONGER.keys())
+    stems = {stem(w) for w in said}
+    words = [o for o in exp.order if o not in stems]
+    for sentence in _clauses_about(act, words, _SENTENCE) if words else _clauses(act.text, _SENTENCE):
+        changes = [c for c in _changes(sentence.text) if not timed or c[1] == "time"]
+        if changes and all(c[0] == other for c in changes) and not _comparatives(sentence.text) & way:
+            return f"opposite: expected '{min(said)}', answer says '{changes[0][2]}'"
     return None
 
 

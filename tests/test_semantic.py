@@ -3562,3 +3562,12 @@ def test_a_change_of_value_says_the_way_it_went() -> None:
     assert guard(kept, "invoices are kept for a shorter time") == (
         "opposite: expected 'shorter', answer says '45 days instead of 30'"
     )
+
+
+def test_one_word_is_enough_when_it_is_all_the_answer_says_of_it() -> None:
+    # the answer names both studios and says only "waitlist" of the expected claim: of the other one
+    answer = "You are on the waitlist for studio 4, while studio 2 still has open spots."
+    assert said_of_another(answer, "The dancer is on the waitlist for studio 2.") == (
+        "said of another: expected it of 'studio 2', answer says it of 'studio 4'"
+    )
+    assert said_of_another(answer, "The dancer is on the waitlist for studio 4.") is None

@@ -3788,6 +3788,14 @@ def said_of_another(actual: str, expected: str) -> str | None:
         best_it, best_other, said = (
             _best_clauses(actual, words, thing, others) if len(words) > 1 else (0, 0, "")
         )
-        if best_other > max(best_it, 1) and (kind != _NAME or best_other == len(words)):
+        # one word of it is enough when the answer names the thing, and another written alike, and says
+        # no other word of it: "on the waitlist for section 02, while section 01 is still open" for "on
+        # the waitlist for section 01"
+        least = int(
+            thing not in had
+            or said.count(" ") != key.count(" ")
+            or sum(_find(w, analyse(actual)) is not None for w in words) > 1
+        )
+        if best_other > max(best_it, least) and (kind != _NAME or best_other == len(words)):
             return f"said of another: expected it of '{key}', answer says it of '{said}'"
     return None

@@ -3571,3 +3571,13 @@ def test_one_word_is_enough_when_it_is_all_the_answer_says_of_it() -> None:
         "said of another: expected it of 'studio 2', answer says it of 'studio 4'"
     )
     assert said_of_another(answer, "The dancer is on the waitlist for studio 4.") is None
+
+
+def test_plenty_of_a_thing_is_not_a_thing_running_low() -> None:
+    answer = "The 9:40 shuttle is overbooked, so I put you on the 10:10 one."
+    assert guard(answer, "the 9:40 shuttle has plenty of seats") == (
+        "opposite: expected 'plenty of', answer says 'overbooked'"
+    )
+    surplus = "floor 3 has a surplus of printer paper"
+    assert guard("Printer paper is running low on floor 3.", surplus) is not None
+    assert guard("We have plenty of printer paper on floor 3.", surplus) is None

@@ -514,6 +514,12 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "whole": ("full complete", "partial partially incomplete"),
     "hours": ("full_time", "part_time"),
+    # how much of a thing there is to have: "plenty of free rooms" is not "the hotel is overbooked"
+    "supply": (
+        "plenty_of plentiful surplus_of a_surplus ample",
+        "running_low is_low are_low already_low overbooked sold_out fully_booked #_full out_of_space "
+        "out_of_disk out_of_memory out_of_room",
+    ),
     "valid": ("valid", "invalid expired"),
     "timing": (
         "on_time early ahead_of_schedule ahead_of_the_deadline before_the_deadline up_to_date",

@@ -3421,10 +3421,14 @@ def test_a_thing_kept_as_it_was_is_not_changed() -> None:
     # the answer keeps it too, and says the change of another thing
     answer = "The office printer stays in duplex mode; I switched the lobby printer to draft quality."
     assert guard(answer, "The office printer was left in duplex mode.") is None
-    # "still" is ended by a change too ("went back to normal"), and "the stay" is a noun
+    # "still" is ended by a change too ("switched"), and "the stay" is a noun
+    assert guard(
+        "I switched the team channel to the weekly digest.", "The team channel still gets daily emails."
+    ) == ("opposite: expected 'still gets', answer says 'switched'")
+    # a level said back to normal is read by the 'normal' family first
     assert guard(
         "Queue depth went back to normal after I added two consumers.", "Queue depth is still high."
-    ) == ("opposite: expected 'still high', answer says 'went'")
+    ) == ("opposite: expected 'still high', answer says 'back to normal'")
     answer = "Guests in room 4 were comped breakfast for their whole stay, and I moved them to room 6."
     assert guard(answer, "The guests moved to room 6 get free breakfast for the stay.") is None
 
@@ -3581,3 +3585,11 @@ def test_plenty_of_a_thing_is_not_a_thing_running_low() -> None:
     surplus = "floor 3 has a surplus of printer paper"
     assert guard("Printer paper is running low on floor 3.", surplus) is not None
     assert guard("We have plenty of printer paper on floor 3.", surplus) is None
+
+
+def test_a_level_back_under_its_mark_is_no_longer_elevated() -> None:
+    answer = "After the cache fix, p95 latency is back under 200 ms."
+    assert guard(answer, "p95 latency remains elevated after the fix") == (
+        "opposite: expected 'elevated', answer says 'back under'"
+    )
+    assert guard("Queue depth is still high after the restart.", "queue depth is back to normal") is not None

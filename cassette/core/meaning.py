@@ -454,7 +454,11 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
         "unenrolled withdrawn withdrew withdraw withdraws dropped_out dropped",
     ),
     "went": ("went_well went_fine went_smoothly", "went_badly went_poorly went_wrong"),
-    "normal": ("back_to_normal returned_to_normal back_to_baseline", "elevated still_elevated"),
+    "normal": (
+        "back_to_normal returned_to_normal back_to_baseline back_below back_under back_to_the_usual "
+        "back_at_the_usual back_within",
+        "elevated still_elevated still_high remain_high remains_high still_climbing",
+    ),
     "ease": ("eased easing improved improving", "worsened worsening gotten_worse got_worse deteriorated"),
     "switch": (
         "enabled activated turned_on switched_on is_on_, is_on_. are_on_, are_on_. stays_on stay_on "

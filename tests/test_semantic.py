@@ -3593,3 +3593,11 @@ def test_a_level_back_under_its_mark_is_no_longer_elevated() -> None:
         "opposite: expected 'elevated', answer says 'back under'"
     )
     assert guard("Queue depth is still high after the restart.", "queue depth is back to normal") is not None
+
+
+def test_a_thing_found_in_good_shape_is_not_in_poor_shape() -> None:
+    answer = "The surveyor found the chimney in good condition; the gutters need clearing."
+    assert guard(answer, "the chimney is in poor shape") == (
+        "opposite: expected 'in poor shape', answer says 'in good condition'"
+    )
+    assert guard("The brake fluid was fine, so they left it.", "the brake fluid was fine") is None

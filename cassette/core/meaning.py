@@ -518,6 +518,13 @@ _OPPOSITES: dict[str, tuple[str, ...]] = {
     ),
     "whole": ("full complete", "partial partially incomplete"),
     "hours": ("full_time", "part_time"),
+    # the shape a thing is found in: "the roof in good condition" is not "the roof is in poor shape"
+    "condition": (
+        "in_good_condition in_good_shape in_great_shape in_good_working_order is_fine was_fine are_fine "
+        "were_fine tested_accurate",
+        "in_poor_condition in_bad_condition in_poor_shape in_bad_shape faulty defective was_low is_worn "
+        "are_worn",
+    ),
     # how much of a thing there is to have: "plenty of free rooms" is not "the hotel is overbooked"
     "supply": (
         "plenty_of plentiful surplus_of a_surplus ample",

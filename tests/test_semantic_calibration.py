@@ -52,7 +52,7 @@ def test_embeddings_pass_entailments_and_fail_contradictions(embeddings, split: 
     difference = entail - contra
     print(f"{split}: entailment-pass {entail:.2f}, contradiction-pass {contra:.2f}, diff {difference:.2f}")
     # Measured (docs/semantic.md#calibration): calibration, 8,814 pairs read to design the guards,
-    # 0.78; held-out, never read, in batches written by sessions that saw neither the guards nor any
-    # pair: 810 pairs of gists and paraphrases, 0.74, and 1,200 of plain restatements, 0.74. The 0.80
+    # 0.80; held-out, never read, in batches written by sessions that saw neither the guards nor any
+    # pair: 810 pairs of gists and paraphrases, 0.74, and 1,200 of plain restatements, 0.75. The 0.80
     # target of issue 28 is not met on held-out data.
-    assert difference >= {"calibration": 0.77, "heldout": 0.72, "heldout-plain": 0.73}[split]
+    assert difference >= {"calibration": 0.79, "heldout": 0.72, "heldout-plain": 0.73}[split]

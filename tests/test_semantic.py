@@ -3601,3 +3601,14 @@ def test_a_thing_found_in_good_shape_is_not_in_poor_shape() -> None:
         "opposite: expected 'in poor shape', answer says 'in good condition'"
     )
     assert guard("The brake fluid was fine, so they left it.", "the brake fluid was fine") is None
+
+
+def test_a_change_said_with_its_verb_is_read_in_its_units() -> None:
+    # "from 2 seconds to 300 ms" went down, though 300 is more than 2: both readers of a change of value
+    # (the "level" side of "changed … from … to …" and `_other_change`) read a figure in its unit
+    answer = "I changed the request timeout from 2 seconds to 300 ms."
+    assert guard(answer, "The request timeout was raised.") == (
+        "opposite: expected 'raised', answer says 'changed the request timeout from 2 seconds to 300 ms'"
+    )
+    assert guard(answer, "The request timeout was lowered.") is None
+    assert guard("I changed the donation from $30 to $45.", "the donation was raised") is None

@@ -604,12 +604,45 @@ for _neutral in (
 for _refusal in ("declined", "declines", "declining"):
     for _object in _words("the your a an my our their his her its this that these those"):
         _SIDE_OF[f"{_refusal}_{_object}"] = ("decision:1",)
+# A unit of time in its base: "3 weeks" is 1,814,400 seconds, "2 years" 24 months
+_IN_BASE = {"second": ("second", 1), "minute": ("second", 60), "hour": ("second", 3600)}
+_IN_BASE |= {
+    "day": ("second", 86400),
+    "week": ("second", 604800),
+    "month": ("month", 1),
+    "year": ("month", 12),
+}
+# A figure of a change, its unit of time or of size read in its base ("40 ms" is 0.04 s): the number
+# and the unit are its two groups; "about", a currency, a range's upper end and "%" are read past.
+_IN_UNITS = {unit: float(factor) for unit, (base, factor) in _IN_BASE.items() if base == "second"}
+_IN_UNITS |= {"ms": 0.001, "millisecond": 0.001, "s": 1, "sec": 1, "min": 60, "h": 3600, "hr": 3600}
+_IN_UNITS |= {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
+_FIGURE = (
+    r"(?:about |around |roughly )?[$€£]?(\d[\d,]*(?:\.\d+)?)(?:-\d[\d,]*(?:\.\d+)?)?%?"
+    rf" ?(?:({'|'.join(sorted(_IN_UNITS, key=len, reverse=True))})s?\b)?"
+)
 # A change of value with its verb: the direction it says, as the "level" family ("from $30 to $45" rose).
 _CHANGE_FROM_TO = re.compile(
     r"\b(?:changed|moved|raised|increased|lowered|reduced|cut|dropped|rose|fell|scaled|bumped|updated|went)"
-    r"\b[^.;]{0,60}?\bfrom [$€£]?(?P<old>\d[\d,]*(?:\.\d+)?)%? to [$€£]?(?P<new>\d[\d,]*(?:\.\d+)?)",
+    rf"\b[^.;]{{0,60}}?\bfrom {_FIGURE} to {_FIGURE}",
     re.IGNORECASE,
 )
+
+
+def _way_it_went(old: str, old_unit: str | None, new: str, new_unit: str | None) -> tuple[str, str] | None:
+    """("more" or "less", the kind of its unit: "time", "size" or "") of a change from the figure ``old``
+    to ``new``, a figure without a unit taking the other's ("from 2.3 seconds to 40 ms" is less time),
+    or None for no change ("from 30 to 30")."""
+    old_unit = (old_unit or new_unit or "").lower()
+    new_unit = (new_unit or old_unit).lower()
+    was = float(old.replace(",", "")) * _IN_UNITS.get(old_unit, 1)
+    now = float(new.replace(",", "")) * _IN_UNITS.get(new_unit, 1)
+    if was == now:
+        return None
+    kind = "" if not old_unit else "size" if old_unit.endswith("b") else "time"
+    return ("more" if now > was else "less", kind)
+
+
 _LONGEST_SIDE = max(form.count("_") + 1 for form in _SIDE_OF)
 _SIDE_FIRST = frozenset(form.split("_", 1)[0] for form in _SIDE_OF)  # most words start no side: skip them
 _SIDE_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+|[.!?;:,]")  # a number reads as "#": "up 8%"
@@ -756,9 +789,9 @@ def _read_sides(text: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
             latest[key.partition(":")[0]] = key
     changes = _CHANGE_FROM_TO.finditer(text) if " from " in text else ()  # most texts name no change
     for change in changes:  # "changed your donation from $30 to $45" went up
-        before, after = (float(_number(v).rstrip("%")) for v in change.group("old", "new"))
-        if before != after:
-            key = "level:0" if after > before else "level:1"
+        went = _way_it_went(*change.groups())
+        if went is not None:
+            key = "level:0" if went[0] == "more" else "level:1"
             found.setdefault(key, change.group(0))
             latest["level"] = key
     for (hour, _, half), written in _clock_times(text).items():  # "at 9:00 p.m." is in the evening
@@ -1823,13 +1856,6 @@ _DURATION = re.compile(
     re.IGNORECASE,
 )
 _UNITS_OF_TIME = ("day", "week", "month", "year", "hour", "minute", "second")
-_IN_BASE = {"second": ("second", 1), "minute": ("second", 60), "hour": ("second", 3600)}
-_IN_BASE |= {
-    "day": ("second", 86400),
-    "week": ("second", 604800),
-    "month": ("month", 1),
-    "year": ("month", 12),
-}
 
 
 @lru_cache(maxsize=4096)
@@ -3074,16 +3100,8 @@ def _other_comparative(act: Analysis, exp: Analysis) -> str | None:
     return None
 
 
-# A value said to have changed, with its old and new figures and their units: "went from about 2.3
-# seconds to 40 milliseconds", "kept for 35 days instead of 14", "2-3 weeks instead of 6-8". A unit
-# of time or of size is read in its base ("40 ms" is 0.04 s); a figure without one takes the other's.
-_IN_UNITS = {unit: float(factor) for unit, (base, factor) in _IN_BASE.items() if base == "second"}
-_IN_UNITS |= {"ms": 0.001, "millisecond": 0.001, "s": 1, "sec": 1, "min": 60, "h": 3600, "hr": 3600}
-_IN_UNITS |= {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
-_FIGURE = (
-    r"(?:about |around |roughly )?[$€£]?(\d[\d,]*(?:\.\d+)?)(?:-\d[\d,]*(?:\.\d+)?)?%?"
-    rf" ?(?:({'|'.join(sorted(_IN_UNITS, key=len, reverse=True))})s?\b)?"
-)
+# A value said to have changed, with or without its verb: "went from about 2.3 seconds to 40
+# milliseconds", "kept for 35 days instead of 14", "2-3 weeks instead of 6-8" (`_way_it_went`)
 _CHANGE = re.compile(rf"\bfrom {_FIGURE} to {_FIGURE}|{_FIGURE} instead of {_FIGURE}", re.IGNORECASE)
 # Comparatives of time taken: a slower thing takes more of it ("the query got slower" for "from 35 ms to
 # 4 s"), read only against a change said in units of time.
@@ -3095,15 +3113,10 @@ def _changes(text: str) -> list[tuple[str, str, str]]:
     each change of `_CHANGE` in ``text``."""
     found = []
     for match in _CHANGE.finditer(text):
-        groups = match.groups()
-        old, old_unit, new, new_unit = groups[:4] if match[1] else groups[6:8] + groups[4:6]
-        old_unit = (old_unit or new_unit or "").lower()
-        new_unit = (new_unit or old_unit).lower()
-        was = float(old.replace(",", "")) * _IN_UNITS.get(old_unit, 1)
-        now = float(new.replace(",", "")) * _IN_UNITS.get(new_unit, 1)
-        if was != now:
-            kind = "" if not old_unit else "size" if old_unit.endswith("b") else "time"
-            found.append(("more" if now > was else "less", kind, match[0].strip(" ,")))
+        groups = match.groups()  # "X instead of Y" went from Y to X
+        went = _way_it_went(*(groups[:4] if match[1] else groups[6:8] + groups[4:6]))
+        if went is not None:
+            found.append((*went, match[0].strip(" ,")))
     return found
 
 

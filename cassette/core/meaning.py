@@ -1656,6 +1656,11 @@ _BEING_THERE = frozenset(
 _THERE_OR_NOT = frozenset(_words("stock add keep decision present active"))
 
 
+def _says_not_there(said: Analysis) -> bool:
+    """Whether ``said`` says a lack side of a `_THERE_OR_NOT` family ("sold out", "excluded")."""
+    return any(key.partition(":")[0] in _THERE_OR_NOT and _is_lack_side(key) for key in said.sides)
+
+
 def _not_there(act: Analysis, exp: Analysis) -> str | None:
     """A veto when ``expected`` says, with no negation, lack (`_names_a_lack`, or a lack side of
     `_THERE_OR_NOT`) or condition, every word of a subject an answer's clause denies with a predicate of
@@ -1666,7 +1671,7 @@ def _not_there(act: Analysis, exp: Analysis) -> str | None:
         return _there_after_all(act, exp)
     if exp.negated or exp.conditional or _names_a_lack(exp) or _BEING_THERE.isdisjoint(act.core):
         return None
-    if any(key.partition(":")[0] in _THERE_OR_NOT and _is_lack_side(key) for key in exp.sides):
+    if _says_not_there(exp):
         return None  # "piano excluded", "automatic sold out": the lack said in other words
     clauses = _clauses(act.text, _STATE_CLAUSE_END)
     for i, clause in enumerate(clauses):
@@ -1695,7 +1700,7 @@ def _there_after_all(act: Analysis, exp: Analysis) -> str | None:
     for clause in _clauses(act.text, _CLAUSE_END):
         if clause.negated or clause.conditional or _names_a_lack(clause):
             continue
-        if any(key.partition(":")[0] in _THERE_OR_NOT and _is_lack_side(key) for key in clause.sides):
+        if _says_not_there(clause):
             continue  # "the blue XL hoodie is currently out of stock"
         if any(_find(s, clause) is None for s in subject):
             continue
@@ -2519,11 +2524,16 @@ def _refused_or_done(act: Analysis, exp: Analysis) -> str | None:
     done_instead = _refused_verb_done(act, exp)
     if done_instead is not None:
         return done_instead
-    clauses = _clauses_about(act, _stateless(_clause_saying(exp, "decision:1")), _STATE_CLAUSE_END)
-    done = next((c.sides[k] for c in clauses for k in sorted(_DONE_SIDES) if k in c.sides), None)
-    if done is None:
-        return None
-    return f"opposite: expected '{exp.sides['decision:1']}', answer says '{done}'"
+    return _side_said_instead(act, exp, "decision:1", _DONE_SIDES)
+
+
+def _side_said_instead(act: Analysis, exp: Analysis, key: str, instead: frozenset[str]) -> str | None:
+    """A veto when the answer's clauses about the words ``expected`` says its side ``key`` of (the
+    words of its clause saying it, less those of states) say a side of ``instead``: "declined the
+    request" (decision:1) for "scheduled a technician" (a side done)."""
+    clauses = _clauses_about(act, _stateless(_clause_saying(exp, key)), _STATE_CLAUSE_END)
+    said = next((c.sides[k] for c in clauses for k in sorted(instead) if k in c.sides), None)
+    return None if said is None else f"opposite: expected '{exp.sides[key]}', answer says '{said}'"
 
 
 # Sides that say a thing went ahead: its cancellation or postponement is their opposite
@@ -2544,11 +2554,7 @@ def _called_off_but_done(act: Analysis, exp: Analysis) -> str | None:
         return None
     if "booking:0" in exp.sides or any(k.startswith("booking:") for k in (*act.sides, *act.denied_sides)):
         return None  # "Done: the subscription will not renew" says the cancellation
-    clauses = _clauses_about(act, _stateless(_clause_saying(exp, called_off)), _STATE_CLAUSE_END)
-    done = next((c.sides[k] for c in clauses for k in sorted(_WENT_AHEAD) if k in c.sides), None)
-    if done is None:
-        return None
-    return f"opposite: expected '{exp.sides[called_off]}', answer says '{done}'"
+    return _side_said_instead(act, exp, called_off, _WENT_AHEAD)
 
 
 # What a refusal is of, said as a verb: "declined to cover the refill", "the request to unlock Sam's

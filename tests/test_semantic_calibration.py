@@ -75,3 +75,13 @@ def test_learned_veto_probe_reports_what_it_catches_and_costs(embeddings, capsys
     assert len(vetoes) == len(CUT_OFFS)
     for caught, lost in numbers[3:]:
         assert caught <= passed_c and lost <= passed_e  # a veto only removes pairs that pass today
+
+
+def test_attention_probe_says_how_to_get_pytorch_when_it_is_absent(capsys) -> None:  # type: ignore[no-untyped-def]
+    """bench/probe_attention.py trains with PyTorch, not a dependency: without it, a hint, not a trace."""
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("torch is installed here: the probe would train for minutes (run it by hand)")
+    from probe_attention import main as probe
+
+    assert probe([]) == 2
+    assert "pip install torch==2.13.0" in capsys.readouterr().err

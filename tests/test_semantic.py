@@ -1444,6 +1444,19 @@ def test_still_so_is_not_said_by_an_answer_that_ended_it() -> None:
     assert guard(answer, "the totals row still needs a formula") is None
 
 
+def test_the_verb_that_ended_a_state_is_named_not_a_noun_of_change() -> None:
+    """A word of ending after a determiner is a noun ("the change", "the update"): the reason names
+    the verb the answer said instead."""
+    answer = "I added a cache step to the workflow. The build time dropped, and the change is merged to main."
+    assert guard(answer, "The caching change is still waiting to be merged.") == (
+        "opposite: expected 'still waiting', answer says 'merged'"
+    )
+    answer = "Column E went back to general format after the update."
+    assert guard(answer, "column E is still formatted as text") == (
+        "opposite: expected 'still formatted', answer says 'went'"
+    )
+
+
 @pytest.mark.parametrize(
     ("answer", "also", "veto"),
     [

@@ -2770,17 +2770,23 @@ _IRREGULAR_PAST = frozenset(_words("went rose fell"))
 _NOT_A_CHANGE_AFTER = _DETERMINERS | frozenset(_words("til till until"))  # "a good-til-cancelled order"
 
 
-def _changed_verb(clause: Analysis) -> str | None:
-    """A verb of change ``clause`` says in the past, as a verb (not "a revised site plan", "requested
-    changes", "for the fall"): "I pushed the unit test from Wednesday to Friday", "was moved to April
-    16", "NAT charges went back to the usual"."""
+def _said_as_verb(clause: Analysis, stems: frozenset[str], *, past: bool) -> str | None:
+    """The first word of ``clause`` with one of ``stems`` that it says (not negated) as a verb, not
+    after a determiner ("after the update", "a good-til-cancelled order"); with ``past``, only a past
+    form ("a revised site plan", "requested changes" and "for the fall" are not verbs of change)."""
     words = _LETTERS.findall(clause.text.lower())
     for prev, word in pairwise(["", *words]):
-        if (word.endswith("ed") or word in _IRREGULAR_PAST) and prev not in _NOT_A_CHANGE_AFTER:
-            t = stem(word)
-            if t in _CHANGED and t in clause.positive:
-                return word
+        if past and not (word.endswith("ed") or word in _IRREGULAR_PAST):
+            continue
+        if prev not in _NOT_A_CHANGE_AFTER and (t := stem(word)) in stems and t in clause.positive:
+            return word
     return None
+
+
+def _changed_verb(clause: Analysis) -> str | None:
+    """A verb of change ``clause`` says in the past, as a verb: "I pushed the unit test from Wednesday
+    to Friday", "was moved to April 16", "NAT charges went back to the usual"."""
+    return _said_as_verb(clause, _CHANGED, past=True)
 
 
 def _ended(act: Analysis, exp: Analysis) -> str | None:
@@ -2809,9 +2815,7 @@ def _ended(act: Analysis, exp: Analysis) -> str | None:
     for clause in about:
         verb = _changed_verb(clause)
         if still is not None:
-            verb = next(
-                (clause.surface[t] for t in clause.order if t in _ENDING and t in clause.positive), verb
-            )
+            verb = _said_as_verb(clause, _ENDING, past=False) or verb
         if verb is not None:
             return f"opposite: expected '{said[0]}', answer says '{verb}'"
     return None

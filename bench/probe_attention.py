@@ -19,14 +19,14 @@ Training needs PyTorch, which cassette does not depend on; run it in a scratch e
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "tests/data/semantic_pairs.jsonl"
+from calibrate_semantic import DEFAULT_PAIRS, read_entailment_pairs
+
 CUT_OFFS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 1.01)
 FOLDS = 5
 
@@ -40,8 +40,7 @@ def read(path: Path) -> list[dict[str, Any]]:
     def ids(text: str) -> list[int]:
         return [i for i in model.tokenizer.encode(text, add_special_tokens=False).ids if i != model.unknown]
 
-    with path.open(encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f if line.strip()]
+    rows = read_entailment_pairs(path)
     threshold = EMBEDDINGS.default_threshold
     return [
         {

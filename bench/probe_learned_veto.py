@@ -20,14 +20,14 @@ Run from the repository root (about 30 s)::
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "tests/data/semantic_pairs.jsonl"
+from calibrate_semantic import DEFAULT_PAIRS, read_entailment_pairs
+
 FOLDS = 10
 CUT_OFFS = (0.3, 0.4, 0.5, 0.6, 0.7)
 _WORD = re.compile(r"[a-z0-9$%']+")
@@ -75,8 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from cassette.plugins.semantic_embeddings import EMBEDDINGS
 
-    with args.pairs.open(encoding="utf-8") as f:
-        rows = [r for r in (json.loads(line) for line in f if line.strip()) if r["split"] == "calibration"]
+    rows = [r for r in read_entailment_pairs(args.pairs) if r["split"] == "calibration"]
     rows = rows[: args.limit] if args.limit else rows
     entailments = sum(r["label"] == "entailment" for r in rows)
     contradictions = len(rows) - entailments

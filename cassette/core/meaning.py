@@ -2783,12 +2783,6 @@ def _said_as_verb(clause: Analysis, stems: frozenset[str], *, past: bool) -> str
     return None
 
 
-def _changed_verb(clause: Analysis) -> str | None:
-    """A verb of change ``clause`` says in the past, as a verb: "I pushed the unit test from Wednesday
-    to Friday", "was moved to April 16", "NAT charges went back to the usual"."""
-    return _said_as_verb(clause, _CHANGED, past=True)
-
-
 def _ended(act: Analysis, exp: Analysis) -> str | None:
     """A veto when ``expected`` says a thing is still so and the answer's clauses about it (the most of
     its words: two at least, and half) say, with no negation or condition, a verb that ended it ("Column
@@ -2813,7 +2807,7 @@ def _ended(act: Analysis, exp: Analysis) -> str | None:
     ):
         return None
     for clause in about:
-        verb = _changed_verb(clause)
+        verb = _said_as_verb(clause, _CHANGED, past=True)  # "was moved to April 16", "went back"
         if still is not None:
             verb = _said_as_verb(clause, _ENDING, past=False) or verb
         if verb is not None:
